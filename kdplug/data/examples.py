@@ -1,0 +1,43 @@
+import dataclasses
+from typing import Optional
+
+import numpy as np
+
+
+@dataclasses.dataclass
+class Examples:
+    """A split's examples, in memory.
+
+    Args:
+        texts: list of str.
+        labels: int array; `-1` marks an example without a gold label
+            (e.g. an augmented one).
+        pairs: optional list of second texts, for sentence-pair tasks.
+        source: where the examples came from, for messages.
+    """
+
+    texts: list
+    labels: np.ndarray
+    pairs: Optional[list] = None
+    source: str = ""
+
+    def __len__(self):
+        return len(self.texts)
+
+    def take(self, n):
+        return Examples(
+            self.texts[:n],
+            self.labels[:n],
+            None if self.pairs is None else self.pairs[:n],
+            self.source,
+        )
+
+    def concat(self, other):
+        if (self.pairs is None) != (other.pairs is None):
+            raise ValueError("cannot mix single-text and pair examples")
+        return Examples(
+            self.texts + other.texts,
+            np.concatenate([self.labels, other.labels]),
+            None if self.pairs is None else self.pairs + other.pairs,
+            self.source,
+        )

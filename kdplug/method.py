@@ -1,0 +1,112 @@
+"""The method and student contracts that plugins implement."""
+
+import dataclasses
+from typing import Any
+from typing import Callable
+from typing import ClassVar
+from typing import Optional
+
+
+@dataclasses.dataclass
+class Stage:
+    """One training stage of a method.
+
+    Args:
+        name: shown in logs and used to name checkpoints and history.
+        terms: the `kdplug.terms.Term`s summed in this stage.
+        epochs: epochs for this stage; None uses `training.epochs`.
+        trainable: optional `fn(student)` that sets `trainable` flags on the
+            student's layers for this stage (e.g. progressive transfer); the
+            student is made fully trainable again before the next stage.
+        data: `"task"` (the labelled training split, plus any augmented
+            examples) or `"unlabelled"` (texts only, labels ignored).
+        learning_rate: overrides `training.learning_rate` for this stage.
+    """
+
+    name: str
+    terms: list
+    epochs: Optional[int] = None
+    trainable: Optional[Callable[[Any], None]] = None
+    data: str = "task"
+    learning_rate: Optional[float] = None
+
+
+class Method:
+    """A distillation method: which student, which loss terms, which stages.
+
+    Subclasses set `name` (what configs write as `method.name`), a dataclass
+    `Config` holding their typed options (validated from the YAML `method:`
+    section, defaults included), and implement `stages()`. Override
+    `build_student()` only when the method needs a special student; by
+    default the configured `student.kind` builds it.
+
+    Args:
+        config: an instance of `Config`.
+
+    Examples:
+
+    ```python
+    class LogitMatching(kdplug.Method):
+        name = "logit-matching"
+
+        @dataclasses.dataclass
+        class Config:
+            weight: float = 1.0
+
+        def stages(self, teacher, student):
+            return [kdplug.Stage("distill", [LogitMSE(self.config.weight)])]
+    ```
+    """
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    default_student: ClassVar[dict] = {"kind": "truncated"}
+
+    @dataclasses.dataclass
+    class Config:
+        pass
+
+    def __init__(self, config=None):
+        self.config = config if config is not None else self.Config()
+
+    def build_student(self, teacher, student_kind, num_classes):
+        """Builds the student; `student_kind` is a configured `StudentKind`."""
+        return student_kind.build(teacher, num_classes)
+
+    def stages(self, teacher, student):
+        raise NotImplementedError(f"{type(self).__name__}.stages()")
+
+
+class StudentKind:
+    """A student architecture that plugins register (`student.kind`).
+
+    Args:
+        config: an instance of the subclass's dataclass `Config`.
+
+    Examples:
+
+    ```python
+    class Truncated(kdplug.StudentKind):
+        name = "truncated"
+
+        @dataclasses.dataclass
+        class Config:
+            layers: list = dataclasses.field(default_factory=lambda: [0, 1])
+
+        def build(self, teacher, num_classes):
+            ...
+    ```
+    """
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+
+    @dataclasses.dataclass
+    class Config:
+        pass
+
+    def __init__(self, config=None):
+        self.config = config if config is not None else self.Config()
+
+    def build(self, teacher, num_classes):
+        raise NotImplementedError(f"{type(self).__name__}.build()")

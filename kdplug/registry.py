@@ -1,0 +1,74 @@
+"""A name -> class registry for one kind of plugin object."""
+
+from kdplug.errors import PluginError
+from kdplug.errors import did_you_mean
+
+
+class Registry:
+    """Maps names (as configs spell them) to registered classes.
+
+    Each entry remembers the plugin that registered it, so that a clash names
+    both sources and `kdplug plugins` can say where a name comes from.
+
+    Args:
+        kind: what is registered, e.g. `"method"`; used in messages.
+
+    Examples:
+
+    ```python
+    methods = Registry("method")
+    methods.add(MyMethod, source="my-package")
+    methods.get("my-method")  # -> MyMethod
+    ```
+    """
+
+    def __init__(self, kind):
+        self.kind = kind
+        self._entries = {}
+        self._conflicts = {}
+
+    def add(self, cls, source):
+        name = getattr(cls, "name", None)
+        if not isinstance(name, str) or not name:
+            raise PluginError(
+                f"{self.kind} class {cls!r} from {source!r} has no `name` "
+                "string attribute"
+            )
+        if name in self._entries:
+            first = self._entries[name][1]
+            self._conflicts.setdefault(name, [first]).append(source)
+            raise PluginError(
+                f"{self.kind} {name!r} is registered twice: by {first!r} and "
+                f"by {source!r}"
+            )
+        self._entries[name] = (cls, source)
+
+    def get(self, name):
+        if name in self._conflicts:
+            sources = " and ".join(repr(s) for s in self._conflicts[name])
+            raise PluginError(
+                f"{self.kind} {name!r} is ambiguous: registered by {sources}; "
+                "uninstall one of them"
+            )
+        if name not in self._entries:
+            known = ", ".join(sorted(self._entries)) or "none"
+            raise KeyError(
+                f"unknown {self.kind} {name!r}{did_you_mean(name, self._entries)}"
+                f"; known: {known}"
+            )
+        return self._entries[name][0]
+
+    def remove(self, name):
+        self._entries.pop(name, None)
+
+    def source(self, name):
+        return self._entries[name][1]
+
+    def names(self):
+        return sorted(self._entries)
+
+    def __contains__(self, name):
+        return name in self._entries
+
+    def __len__(self):
+        return len(self._entries)

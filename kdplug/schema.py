@@ -1,0 +1,123 @@
+"""Turning plain YAML data into typed dataclasses, with precise errors."""
+
+import dataclasses
+import types
+import typing
+
+from kdplug.errors import ConfigError
+from kdplug.errors import did_you_mean
+
+
+def parse(cls, data, path, file=None):
+    """Validates `data` against dataclass `cls` and returns an instance.
+
+    Unknown keys, missing required fields, wrong types and values rejected by
+    the dataclass's own `__post_init__` raise `ConfigError` naming the file,
+    the dotted field path and the value, with the nearest valid key suggested.
+
+    Args:
+        cls: a dataclass type whose fields carry type hints.
+        data: a mapping (or None for "all defaults").
+        path: dotted path of `data` inside the document (`""` for the root).
+        file: the file the data came from, for messages.
+
+    Examples:
+
+    >>> @dataclasses.dataclass
+    ... class Opt:
+    ...     rate: float = 0.1
+    >>> parse(Opt, {"rate": 2}, "training").rate
+    2.0
+    """
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError("expected a mapping", file, path or "<root>", data)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    hints = typing.get_type_hints(cls)
+    for key in data:
+        if key not in fields:
+            raise ConfigError(
+                f"unknown key {key!r}{did_you_mean(key, fields)}; valid keys: "
+                + ", ".join(fields),
+                file,
+                join(path, key),
+            )
+    kwargs = {}
+    for name, field in fields.items():
+        if name in data:
+            kwargs[name] = coerce(hints[name], data[name], join(path, name), file)
+        elif (field.default is dataclasses.MISSING
+              and field.default_factory is dataclasses.MISSING):
+            raise ConfigError("required field is missing", file, join(path, name))
+    try:
+        return cls(**kwargs)
+    except (ValueError, TypeError) as e:
+        raise ConfigError(str(e), file, path or "<root>") from None
+
+
+def join(path, key):
+    return f"{path}.{key}" if path else str(key)
+
+
+def coerce(hint, value, path, file):
+    """Checks (and gently converts) one value against a type hint."""
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if hint is typing.Any:
+        return value
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for option in args:
+            if option is type(None):
+                continue
+            try:
+                return coerce(option, value, path, file)
+            except ConfigError as e:
+                errors.append(e.message)
+        raise ConfigError("; or ".join(errors), file, path, value)
+    if origin is typing.Literal:
+        if value not in args:
+            raise ConfigError(
+                f"must be one of {', '.join(map(repr, args))}"
+                f"{did_you_mean(value, args)}",
+                file, path, value,
+            )
+        return value
+    if origin in (list, tuple) or hint in (list, tuple):
+        if not isinstance(value, list):
+            raise ConfigError("expected a list", file, path, value)
+        item = args[0] if args else typing.Any
+        return [coerce(item, v, f"{path}[{i}]", file) for i, v in enumerate(value)]
+    if origin is dict or hint is dict:
+        if not isinstance(value, dict):
+            raise ConfigError("expected a mapping", file, path, value)
+        return value
+    if dataclasses.is_dataclass(hint):
+        return parse(hint, value, path, file)
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise ConfigError("expected true or false", file, path, value)
+        return value
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError("expected an integer", file, path, value)
+        return value
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError("expected a number", file, path, value)
+        if value != value:  # NaN
+            raise ConfigError("expected a finite number", file, path, value)
+        return float(value)
+    if hint is str:
+        if not isinstance(value, str):
+            raise ConfigError("expected a string", file, path, value)
+        return value
+    return value
+
+
+def to_dict(obj):
+    """A dataclass instance back to plain data (for the resolved config)."""
+    return dataclasses.asdict(obj)

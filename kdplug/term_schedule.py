@@ -1,0 +1,139 @@
+"""Schedules for loss-term weights and temperatures, as a Keras callback."""
+
+import math
+
+import keras
+
+from kdplug.errors import KdplugError
+
+KINDS = ("constant", "linear", "cosine")
+
+
+class TermSchedule(keras.callbacks.Callback):
+    """Sets one scalar variable of a loss term (its `weight`, or e.g.
+    `temperature`) before every training batch.
+
+    The value at global step `t` (the optimizer's `iterations`, so a resumed
+    run continues the schedule), with
+    `p = clip((t - start_step) / steps, 0, 1)`:
+
+    - `constant`: `start` (ignores `end`);
+    - `linear`: `start + (end - start) * p`;
+    - `cosine`: `end + (start - end) * (1 + cos(pi * p)) / 2`.
+
+    Before `start_step` the value is `start`; after `start_step + steps` it
+    stays at `end`. Works with any method: the term is found by name among
+    the `Distiller`'s `terms`, or passed directly.
+
+    Args:
+        term: a `kdplug.terms.Term`, or its name (looked up in
+            `model.terms` when training starts).
+        kind: `"constant"`, `"linear"` or `"cosine"`.
+        start: float. Value at the start of the schedule.
+        end: float. Value at its end (defaults to `start`).
+        steps: int. Length of the schedule in optimizer steps; None means
+            the whole `fit()` call (`epochs * steps per epoch`).
+        start_step: int. Global step at which the schedule starts.
+        variable: str. The term attribute to set: `"weight"` (default) or
+            any other non-trainable scalar variable, e.g. `"temperature"`.
+
+    Examples:
+
+    ```python
+    # Anneal the soft-target temperature from 8 to 1, and warm the
+    # patient loss up over the first 500 steps.
+    callbacks = [
+        TermSchedule("soft_ce", "linear", 8.0, 1.0, variable="temperature"),
+        TermSchedule("patient_cls", "cosine", 0.0, 100.0, steps=500),
+    ]
+    distiller.fit(ds, epochs=3, callbacks=callbacks)
+    ```
+    """
+
+    def __init__(self, term, kind="linear", start=1.0, end=None, steps=None,
+                 start_step=0, variable="weight"):
+        super().__init__()
+        if kind not in KINDS:
+            raise KdplugError(f"schedule kind must be one of {KINDS}, got {kind!r}")
+        if steps is not None and steps < 1:
+            raise KdplugError(f"schedule steps must be >= 1, got {steps}")
+        self.term = term
+        self.kind = kind
+        self.start = float(start)
+        self.end = self.start if end is None else float(end)
+        self.steps = None if steps is None else int(steps)
+        self.start_step = int(start_step)
+        self.variable = variable
+        self._target = None
+        self._steps = self.steps
+        self._step = 0
+
+    def value(self, step, steps=None):
+        """The scheduled value at global step `step` (a pure function)."""
+        steps = steps or self.steps or 1
+        progress = min(max((step - self.start_step) / steps, 0.0), 1.0)
+        if self.kind == "constant":
+            return self.start
+        if self.kind == "linear":
+            return self.start + (self.end - self.start) * progress
+        return self.end + (self.start - self.end) * 0.5 * (
+            1.0 + math.cos(math.pi * progress)
+        )
+
+    def on_train_begin(self, logs=None):
+        term = self._resolve_term()
+        target = getattr(term, self.variable, None)
+        if not isinstance(target, keras.Variable) or tuple(target.shape) != ():
+            raise KdplugError(
+                f"term {term.name!r} has no scalar variable {self.variable!r} "
+                "to schedule"
+            )
+        self._target = target
+        if self._steps is None:
+            epochs = (self.params or {}).get("epochs") or 1
+            per_epoch = (self.params or {}).get("steps") or 1
+            self._steps = epochs * per_epoch
+        self._step = 0
+        self._apply()
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self._apply()
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._step += 1
+
+    def _apply(self):
+        self._target.assign(self.value(self._global_step(), self._steps))
+
+    def _global_step(self):
+        # The optimizer's step counter is exact under steps_per_execution and
+        # survives BackupAndRestore; the local counter is the fallback.
+        optimizer = getattr(self.model, "optimizer", None)
+        iterations = getattr(optimizer, "iterations", None)
+        if iterations is None:
+            return self._step
+        return int(keras.ops.convert_to_numpy(iterations))
+
+    def _resolve_term(self):
+        if not isinstance(self.term, str):
+            return self.term
+        terms = getattr(self.model, "terms", None) or []
+        for term in terms:
+            if term.name == self.term:
+                return term
+        names = ", ".join(t.name for t in terms) or "none"
+        raise KdplugError(
+            f"TermSchedule: no loss term named {self.term!r}; the model's "
+            f"terms are: {names}"
+        )
+
+    def get_config(self):
+        return {
+            "term": self.term if isinstance(self.term, str) else self.term.name,
+            "kind": self.kind,
+            "start": self.start,
+            "end": self.end,
+            "steps": self.steps,
+            "start_step": self.start_step,
+            "variable": self.variable,
+        }

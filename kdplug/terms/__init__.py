@@ -1,0 +1,10 @@
+"""Loss terms shared by method plugins (one class per module)."""
+
+from kdplug.terms.cosine_hidden import CosineHidden
+from kdplug.terms.hard_label_cross_entropy import HardLabelCrossEntropy
+from kdplug.terms.logit_mse import LogitMSE
+from kdplug.terms.masked_lm_loss import MaskedLMLoss
+from kdplug.terms.normalized_cls_mse import NormalizedClsMSE
+from kdplug.terms.soft_target_cross_entropy import SoftTargetCrossEntropy
+from kdplug.terms.term import Term
+from kdplug.terms.term import label_mask

@@ -1,0 +1,67 @@
+import keras
+from keras import ops
+
+from kdplug.terms.pairs import check_pairs
+from kdplug.terms.pairs import check_widths
+from kdplug.terms.pairs import l2_normalize
+from kdplug.terms.term import Term
+
+
+@keras.saving.register_keras_serializable(package="kdplug")
+class NormalizedClsMSE(Term):
+    """PKD's patient loss between normalised [CLS] vectors (Sun et al. 2019).
+
+    Per example, summed over the mapped `(teacher_tap, student_tap)` pairs:
+
+    `loss_i = sum_pairs || t_i / ||t_i||_2 - s_i / ||s_i||_2 ||_2^2`
+
+    Taps are `cls/<i>` vectors of shape `(batch, hidden)`; a
+    `(batch, seq, hidden)` tap (e.g. `hidden/<i>`) is reduced to its first
+    ([CLS]) position. Teacher and student widths must match.
+
+    Args:
+        pairs: list of `(teacher_tap, student_tap)` pairs, e.g.
+            `[("cls/2", "cls/1"), ("cls/4", "cls/2")]` (PKD-Skip, 6 -> 3).
+        weight: float. Weight in the total loss (PKD's `beta`).
+        epsilon: float. Floor on squared norms when normalising.
+
+    Examples:
+
+    ```python
+    term = NormalizedClsMSE([("cls/2", "cls/1"), ("cls/4", "cls/2")],
+                            weight=100.0)
+    per_example = term(teacher_taps, student_taps, batch)
+    ```
+    """
+
+    def __init__(self, pairs, weight=1.0, epsilon=1e-12, name=None, **kwargs):
+        super().__init__(weight=weight, name=name or "patient_cls", **kwargs)
+        self.pairs = check_pairs(pairs, type(self).__name__)
+        self.epsilon = float(epsilon)
+
+    def required_teacher_taps(self):
+        return {t for t, _ in self.pairs}
+
+    def required_student_taps(self):
+        return {s for _, s in self.pairs}
+
+    def call(self, teacher, student, batch):
+        total = 0.0
+        for t_name, s_name in self.pairs:
+            t = _cls(ops.cast(teacher[t_name], "float32"))
+            s = _cls(ops.cast(student[s_name], "float32"))
+            check_widths(t, s, t_name, s_name, self.name)
+            diff = l2_normalize(t, self.epsilon) - l2_normalize(s, self.epsilon)
+            total = total + ops.sum(ops.square(diff), axis=-1)
+        return total
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {"pairs": [list(p) for p in self.pairs], "epsilon": self.epsilon}
+        )
+        return config
+
+
+def _cls(x):
+    return x[:, 0, :] if len(x.shape) == 3 else x

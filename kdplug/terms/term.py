@@ -1,0 +1,73 @@
+"""The loss-term contract."""
+
+import keras
+from keras import ops
+
+
+class Term(keras.layers.Layer):
+    """A weighted loss term comparing teacher and student taps.
+
+    A term returns a *per-example* loss of shape `(batch,)`; the `Distiller`
+    sums the weighted terms and reduces by the global batch size, so a term is
+    correct under any `tf.distribute` strategy without knowing about it.
+
+    Subclasses declare the taps they read in `teacher_taps` / `student_taps`
+    (for example `("logits",)` or `("hidden/3",)`) and implement `call`.
+    The weight (and any other schedulable scalar) is a non-trainable variable
+    so that callbacks can change it during training.
+
+    Args:
+        weight: float. The term's initial weight in the total loss.
+        name: str. The name shown in the progress bar and history.
+
+    Examples:
+
+    ```python
+    class L1Logits(Term):
+        teacher_taps = ("logits",)
+        student_taps = ("logits",)
+
+        def call(self, teacher, student, batch):
+            return ops.mean(ops.abs(teacher["logits"] - student["logits"]), -1)
+    ```
+    """
+
+    teacher_taps = ()
+    student_taps = ()
+
+    def __init__(self, weight=1.0, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.initial_weight = float(weight)
+        self.weight = self.add_weight(
+            shape=(),
+            initializer=keras.initializers.Constant(self.initial_weight),
+            trainable=False,
+            name="weight",
+        )
+        self.built = True
+
+    def required_teacher_taps(self):
+        return set(self.teacher_taps)
+
+    def required_student_taps(self):
+        return set(self.student_taps)
+
+    def call(self, teacher, student, batch):
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement call(teacher, student, batch)"
+        )
+
+    def compute_output_spec(self, teacher, student, batch):
+        first = next(iter(student.values()))
+        return keras.KerasTensor((first.shape[0],), dtype="float32")
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"weight": self.initial_weight})
+        return config
+
+
+def label_mask(batch):
+    """1.0 where the example has a gold label (labels >= 0), else 0.0."""
+    labels = batch["labels"]
+    return ops.cast(ops.greater_equal(labels, 0), "float32")

@@ -1,0 +1,195 @@
+"""Running an experiment: teacher, student, stages, evaluation, report."""
+
+import os
+import time
+
+import keras
+import yaml
+
+from kdplug.callbacks import StopOnNaN
+from kdplug.data import TextEncoder
+from kdplug.data import read_splits
+from kdplug.distiller import Distiller
+from kdplug.errors import ConfigError
+from kdplug.finetune import TeacherFinetuner
+from kdplug.plugins import get_plugin_manager
+from kdplug.report import accuracy
+from kdplug.report import count_params
+from kdplug.report import first_examples
+from kdplug.report import latency_ms
+from kdplug.report import write_report
+from kdplug.schedules import make_optimizer
+from kdplug.strategy import make_strategy
+from kdplug.teacher import load_teacher
+
+LATENCY_RUNS = 30
+
+
+class Experiment:
+    """One config, run end to end by `kdplug run`.
+
+    Steps: read the data, load (and fine-tune, cached) the teacher, build the
+    method's student, run every stage (each resumable: a finished stage is
+    skipped on re-run, an interrupted one resumes from its last epoch
+    checkpoint), evaluate teacher and student on the test split, save the
+    student and write the report.
+
+    Args:
+        config: a validated `kdplug.config.ExperimentConfig`.
+        plugin_manager: defaults to the process-wide one.
+        log: a `print`-like function for progress messages.
+
+    Examples:
+
+    ```python
+    report = Experiment(load_config("configs/quickstart.yaml")).run()
+    report["student"]["accuracy"]
+    ```
+    """
+
+    def __init__(self, config, plugin_manager=None, log=print):
+        self.config = config
+        self.pm = plugin_manager or get_plugin_manager()
+        self.log = log
+        self.run_dir = config.run_dir()
+        self.seconds = {}
+
+    def run(self):
+        cfg = self.config
+        keras.utils.set_random_seed(cfg.seed)
+        os.makedirs(self.run_dir, exist_ok=True)
+        with open(os.path.join(self.run_dir, "config.yaml"), "w") as f:
+            yaml.safe_dump(cfg.to_dict(), f, sort_keys=False)
+        self.strategy = make_strategy(cfg.training.strategy)
+        splits = read_splits(cfg.data, cfg.resolve_path)
+        teacher, encoder, teacher_info = self.prepare_teacher(splits)
+        train_ds = encoder.dataset(
+            splits["train"], cfg.training.batch_size, shuffle=True, seed=cfg.seed
+        )
+        val_ds = self._eval_dataset(encoder, splits["validation"])
+        test_ds = self._eval_dataset(encoder, splits["test"])
+        method = self.pm.methods.get(cfg.method.name)(cfg.method_config)
+        student_kind = self.pm.students.get(cfg.student.name)(cfg.student_config)
+        with self.strategy.scope():
+            student = method.build_student(teacher, student_kind, cfg.data.num_classes)
+            stages = method.stages(teacher, student)
+        history = {}
+        for index, stage in enumerate(stages):
+            history[stage.name] = self.run_stage(
+                index, stage, student, teacher, train_ds, val_ds
+            )
+        report = self.evaluate(teacher, student, test_ds, splits, history)
+        report["teacher"]["finetune"] = teacher_info
+        student.save(os.path.join(self.run_dir, "student.keras"))
+        write_report(self.run_dir, report)
+        self.log(f"report: {os.path.join(self.run_dir, 'summary.md')}")
+        return report
+
+    def prepare_teacher(self, splits):
+        """Loads the teacher, checks it against the data, fine-tunes it."""
+        cfg = self.config
+        with self.strategy.scope():
+            teacher, tokenizer, source = load_teacher(
+                cfg.teacher, cfg.data.num_classes, cfg.resolve_path
+            )
+        max_len = teacher.backbone.max_sequence_length
+        if cfg.data.sequence_length > max_len:
+            raise ConfigError(
+                f"above the teacher's maximum sequence length {max_len}",
+                cfg.file, "data.sequence_length", cfg.data.sequence_length,
+            )
+        if tokenizer.vocabulary_size() != teacher.backbone.vocabulary_size:
+            raise ConfigError(
+                f"tokenizer has {tokenizer.vocabulary_size()} tokens but the "
+                f"teacher's embedding has {teacher.backbone.vocabulary_size}",
+                cfg.file, "teacher.tokenizer", cfg.teacher.tokenizer,
+            )
+        encoder = TextEncoder(tokenizer, cfg.data.sequence_length)
+        info = None
+        if cfg.teacher.finetune is not None:
+            start = time.perf_counter()
+            ft = cfg.teacher.finetune
+            train = encoder.dataset(splits["train"], ft.batch_size, shuffle=True,
+                                    seed=cfg.seed)
+            with self.strategy.scope():
+                info = TeacherFinetuner(cfg, source, self.log).run(
+                    teacher, train, self._eval_dataset(encoder, splits["validation"]),
+                    jit_compile=cfg.training.jit_compile,
+                )
+            self.seconds["teacher fine-tuning"] = time.perf_counter() - start
+        return teacher, encoder, info
+
+    def run_stage(self, index, stage, student, teacher, train_ds, val_ds):
+        """Trains one stage; skips it if a previous run finished it."""
+        cfg = self.config.training
+        tag = f"{index + 1:02d}-{stage.name}"
+        done = os.path.join(self.run_dir, "stages", f"{tag}.weights.h5")
+        if os.path.isfile(done):
+            student.load_weights(done)
+            self.log(f"stage {stage.name}: already finished, loaded {done}")
+            return {}
+        for layer in student._flatten_layers():
+            layer.trainable = True
+        if stage.trainable is not None:
+            stage.trainable(student)
+        epochs = stage.epochs or cfg.epochs
+        steps = cfg.steps_per_epoch or int(train_ds.cardinality())
+        backup = os.path.join(self.run_dir, "backup", tag)
+        with self.strategy.scope():
+            distiller = Distiller(student, teacher, stage.terms, name=f"distiller_{tag}")
+            distiller.compile(
+                optimizer=make_optimizer(
+                    cfg.optimizer, stage.learning_rate or cfg.learning_rate,
+                    steps * epochs, cfg.warmup_ratio, cfg.weight_decay,
+                ),
+                metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+                jit_compile=cfg.jit_compile,
+            )
+        callbacks = [
+            keras.callbacks.BackupAndRestore(backup),
+            StopOnNaN(stage.name, backup),
+        ]
+        for extra in self.pm.hook.kdplug_callbacks(config=self.config):
+            callbacks.extend(extra or [])
+        self.log(f"stage {stage.name}: {epochs} epoch(s) x {steps} steps, "
+                 f"terms: {', '.join(t.name for t in stage.terms)}")
+        start = time.perf_counter()
+        history = distiller.fit(
+            train_ds,
+            validation_data=val_ds,
+            epochs=epochs,
+            steps_per_epoch=cfg.steps_per_epoch,
+            callbacks=callbacks,
+            verbose=cfg.verbose,
+        )
+        self.seconds[f"stage {stage.name}"] = time.perf_counter() - start
+        os.makedirs(os.path.dirname(done), exist_ok=True)
+        student.save_weights(done)
+        return {k: [float(v) for v in vals] for k, vals in history.history.items()}
+
+    def evaluate(self, teacher, student, test_ds, splits, history):
+        start = time.perf_counter()
+        one = first_examples(test_ds, 1)
+        report = {
+            "name": self.config.name,
+            "method": self.config.method.name,
+            "data": self.config.data.path,
+            "test_examples": len(splits["test"]),
+            "latency_runs": LATENCY_RUNS,
+            "history": history,
+        }
+        for role, model in (("teacher", teacher), ("student", student)):
+            report[role] = {
+                "accuracy": accuracy(model, test_ds),
+                "params": count_params(model),
+                "latency_ms": latency_ms(model, one, runs=LATENCY_RUNS),
+            }
+            self.log(f"{role}: test accuracy {report[role]['accuracy']:.4f}")
+        self.seconds["evaluation"] = time.perf_counter() - start
+        report["seconds"] = dict(self.seconds)
+        return report
+
+    def _eval_dataset(self, encoder, examples):
+        if examples is None:
+            return None
+        return encoder.dataset(examples, max(self.config.training.batch_size, 64))

@@ -1,0 +1,155 @@
+import dataclasses
+from typing import Literal
+from typing import Optional
+
+import kdplug
+from kdplug.errors import KdplugError
+from kdplug.terms import CosineHidden
+from kdplug.terms import HardLabelCrossEntropy
+from kdplug.terms import MaskedLMLoss
+from kdplug.terms import SoftTargetCrossEntropy
+
+MODES = ("task", "general", "general_then_task")
+
+
+class DistilBertMethod(kdplug.Method):
+    """DistilBERT (Sanh et al. 2019): soft targets + cosine hidden + MLM.
+
+    The student is the teacher with every other layer (the default
+    `truncated` student, `layers: every_other`). The paper pre-trains it
+    with `5 * soft CE(T) over the teacher's MLM distribution + 2 * MLM +
+    1 * cosine(last hidden states)`. kdplug's teachers are *classifiers*
+    with no MLM head, so that soft term over the vocabulary is not
+    available; the modes are:
+
+    - `task` (one stage, labelled task data): `soft_weight * soft CE(T)` on
+      the teacher's class logits `+ cosine_weight * cosine(last hidden)`
+      `+ hard_weight * hard CE` (when `hard_weight > 0`).
+    - `general` (one stage, `data: unlabelled`: the training texts with
+      their labels ignored): `mlm_weight * MLM + cosine_weight *
+      cosine(last hidden)`. The student's MLM head is a training-only
+      branch owned by the loss term (tied to the student's token
+      embedding), so the exported classifier never contains it. The
+      classifier head is not trained in this stage.
+    - `general_then_task`: the `general` stage, then the `task` stage.
+
+    Both teacher and student read the same (masked) inputs in the general
+    stage, as in DistilBERT.
+
+    Config:
+        mode: `task`, `general` or `general_then_task`.
+        temperature: softmax temperature T of the soft loss (paper: 2).
+        soft_weight: weight of the soft loss (paper: 5).
+        cosine_weight: weight of the cosine loss (paper: 1).
+        mlm_weight: weight of the MLM loss (paper: 2).
+        hard_weight: weight of the gold-label cross-entropy in `task`
+            (0 turns it off).
+        mask_rate: fraction of tokens masked for MLM (BERT: 0.15).
+        max_predictions: masked positions per example (None:
+            `ceil(sequence_length * mask_rate)`).
+        general_epochs: epochs of the general stage (None:
+            `training.epochs`).
+
+    Examples:
+
+    ```yaml
+    method:
+      name: distilbert
+      mode: general_then_task
+      temperature: 2.0
+    ```
+    """
+
+    name = "distilbert"
+    description = "DistilBERT: soft CE + cosine hidden (+ MLM on unlabelled text)"
+    default_student = {"kind": "truncated", "layers": "every_other"}
+
+    @dataclasses.dataclass
+    class Config:
+        mode: Literal["task", "general", "general_then_task"] = "task"
+        temperature: float = 2.0
+        soft_weight: float = 5.0
+        cosine_weight: float = 1.0
+        mlm_weight: float = 2.0
+        hard_weight: float = 0.0
+        mask_rate: float = 0.15
+        max_predictions: Optional[int] = None
+        general_epochs: Optional[int] = None
+
+        def __post_init__(self):
+            if self.temperature <= 0:
+                raise ValueError(
+                    f"temperature must be > 0, got {self.temperature}"
+                )
+            for name in ("soft_weight", "cosine_weight", "mlm_weight",
+                         "hard_weight"):
+                if getattr(self, name) < 0:
+                    raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+            if not 0.0 < self.mask_rate <= 1.0:
+                raise ValueError(f"mask_rate must be in (0, 1], got {self.mask_rate}")
+            if self.max_predictions is not None and self.max_predictions < 1:
+                raise ValueError(
+                    f"max_predictions must be >= 1, got {self.max_predictions}"
+                )
+            if self.general_epochs is not None and self.general_epochs < 1:
+                raise ValueError(
+                    f"general_epochs must be >= 1, got {self.general_epochs}"
+                )
+
+    def hidden_pair(self, teacher, student):
+        """The `(teacher_tap, student_tap)` of the cosine loss: last layers."""
+        return (f"hidden/{teacher.num_layers}", f"hidden/{student.num_layers}")
+
+    def stages(self, teacher, student):
+        mode = self.config.mode
+        stages = []
+        if mode in ("general", "general_then_task"):
+            stages.append(self.general_stage(teacher, student))
+        if mode in ("task", "general_then_task"):
+            stages.append(self.task_stage(teacher, student))
+        return stages
+
+    def task_stage(self, teacher, student):
+        cfg = self.config
+        terms = [SoftTargetCrossEntropy(cfg.temperature, weight=cfg.soft_weight)]
+        if cfg.cosine_weight > 0:
+            terms.append(
+                CosineHidden([self.hidden_pair(teacher, student)],
+                             weight=cfg.cosine_weight)
+            )
+        if cfg.hard_weight > 0:
+            terms.append(HardLabelCrossEntropy(weight=cfg.hard_weight))
+        return kdplug.Stage("task", terms, data="task")
+
+    def general_stage(self, teacher, student):
+        cfg = self.config
+        embedding = getattr(getattr(student, "backbone", None), "token_embedding", None)
+        if embedding is None:
+            raise KdplugError(
+                "distilbert's general stage needs a BERT-like student with "
+                "backbone.token_embedding (for the tied MLM head)"
+            )
+        terms = []
+        if cfg.mlm_weight > 0:
+            terms.append(
+                MaskedLMLoss(
+                    f"hidden/{student.num_layers}",
+                    token_embedding=embedding,
+                    weight=cfg.mlm_weight,
+                    mask_rate=cfg.mask_rate,
+                    max_predictions=cfg.max_predictions,
+                )
+            )
+        if cfg.cosine_weight > 0:
+            terms.append(
+                CosineHidden([self.hidden_pair(teacher, student)],
+                             weight=cfg.cosine_weight)
+            )
+        if not terms:
+            raise KdplugError(
+                "distilbert's general stage needs mlm_weight > 0 or "
+                "cosine_weight > 0"
+            )
+        return kdplug.Stage(
+            "general", terms, epochs=cfg.general_epochs, data="unlabelled"
+        )

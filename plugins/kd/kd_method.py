@@ -1,0 +1,59 @@
+import dataclasses
+from typing import Literal
+
+import kdplug
+from kdplug.terms import HardLabelCrossEntropy
+from kdplug.terms import LogitMSE
+from kdplug.terms import SoftTargetCrossEntropy
+
+
+class KDMethod(kdplug.Method):
+    """Vanilla KD: `alpha * soft + (1 - alpha) * hard`.
+
+    `soft` is Hinton's temperature-scaled soft-target cross-entropy (times
+    T^2) or, with `soft_loss: mse`, Tang et al.'s MSE between logits. `hard`
+    is cross-entropy with the gold labels (unlabelled examples excluded).
+
+    Config:
+        temperature: softmax temperature T.
+        alpha: weight of the soft term; the hard term gets `1 - alpha`.
+        soft_loss: `cross_entropy` or `mse`.
+
+    Examples:
+
+    ```yaml
+    method:
+      name: kd
+      temperature: 2.0
+      alpha: 0.7
+    ```
+    """
+
+    name = "kd"
+    description = "Hinton soft targets (or logit MSE) + hard labels"
+    default_student = {"kind": "truncated", "layers": "every_other"}
+
+    @dataclasses.dataclass
+    class Config:
+        temperature: float = 2.0
+        alpha: float = 0.5
+        soft_loss: Literal["cross_entropy", "mse"] = "cross_entropy"
+
+        def __post_init__(self):
+            if not 0.0 <= self.alpha <= 1.0:
+                raise ValueError(f"alpha must be in [0, 1], got {self.alpha}")
+            if self.temperature <= 0:
+                raise ValueError(
+                    f"temperature must be > 0, got {self.temperature}"
+                )
+
+    def stages(self, teacher, student):
+        cfg = self.config
+        if cfg.soft_loss == "mse":
+            soft = LogitMSE(weight=cfg.alpha, name="soft_mse")
+        else:
+            soft = SoftTargetCrossEntropy(cfg.temperature, weight=cfg.alpha)
+        terms = [soft]
+        if cfg.alpha < 1.0:
+            terms.append(HardLabelCrossEntropy(weight=1.0 - cfg.alpha))
+        return [kdplug.Stage("distill", terms)]

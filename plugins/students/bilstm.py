@@ -1,0 +1,74 @@
+import dataclasses
+from typing import ClassVar
+from typing import Literal
+from typing import Optional
+
+import kdplug
+from kdplug.errors import KdplugError
+from kdplug.students import bilstm
+from kdplug.students.utils import teacher_attribute
+
+
+class BiLstmStudent(kdplug.StudentKind):
+    """Tang et al.'s single-layer BiLSTM, max-pooled over time, MLP head.
+
+    Taps: `pooled` and `logits` only, so use it with logit-level methods
+    (KD, logit MSE); attention or hidden-state terms raise a `KdplugError`.
+
+    Config:
+        input: `token_ids` (the teacher's WordPiece ids) or `word_ids` (ids
+            from `kdplug.models.WordTokenizer`).
+        vocabulary_size: required for `word_ids` (the tokenizer's
+            `vocabulary_size`); None takes the teacher's for `token_ids`.
+        embedding_dim: embedding width.
+        lstm_units: units per direction.
+        hidden_dim: width of the ReLU layer before the classifier.
+        dropout: dropout rate.
+
+    Examples:
+
+    ```yaml
+    student:
+      kind: bilstm
+      lstm_units: 128
+    ```
+    """
+
+    name = "bilstm"
+    description = "single-layer BiLSTM + max-pool + MLP (Tang et al. 2019)"
+    siamese: ClassVar[bool] = False
+
+    @dataclasses.dataclass
+    class Config:
+        input: Literal["token_ids", "word_ids"] = "token_ids"
+        vocabulary_size: Optional[int] = None
+        embedding_dim: int = 128
+        lstm_units: int = 128
+        hidden_dim: int = 256
+        dropout: float = 0.1
+
+        def __post_init__(self):
+            for field in ("embedding_dim", "lstm_units", "hidden_dim"):
+                if getattr(self, field) < 1:
+                    raise ValueError(f"{field} must be >= 1")
+
+    def build(self, teacher, num_classes):
+        cfg = self.config
+        vocabulary_size = cfg.vocabulary_size
+        if vocabulary_size is None:
+            if cfg.input == "word_ids":
+                raise KdplugError(
+                    f"student kind {self.name!r}: vocabulary_size is required "
+                    "with input: word_ids (the WordTokenizer's vocabulary_size)"
+                )
+            vocabulary_size = teacher_attribute(teacher, "vocabulary_size")
+        return bilstm(
+            vocabulary_size=vocabulary_size,
+            num_classes=num_classes,
+            embedding_dim=cfg.embedding_dim,
+            lstm_units=cfg.lstm_units,
+            hidden_dim=cfg.hidden_dim,
+            dropout=cfg.dropout,
+            input=cfg.input,
+            siamese=self.siamese,
+        )

@@ -1,0 +1,72 @@
+import dataclasses
+from typing import Optional
+
+import kdplug
+from kdplug.students import narrow_bert
+from kdplug.students.utils import teacher_attribute
+
+
+class NarrowStudent(kdplug.StudentKind):
+    """A randomly initialised narrow, shallow BERT (TinyBERT-style).
+
+    Same WordPiece vocabulary and inputs as the teacher; every width is
+    configurable. Layer-wise terms need a projection where `hidden_dim`
+    differs from the teacher's (`kdplug.mapping.build_projections`).
+
+    Config:
+        num_layers: transformer layers (TinyBERT-4: 4).
+        hidden_dim: hidden size (312), divisible by `num_heads`.
+        intermediate_dim: feed-forward size (1200).
+        num_heads: attention heads (12).
+        max_sequence_length: position-embedding size; None takes the
+            teacher's.
+        dropout: dropout rate.
+
+    Examples:
+
+    ```yaml
+    student:
+      kind: narrow
+      num_layers: 4
+      hidden_dim: 312
+    ```
+    """
+
+    name = "narrow"
+    description = "randomly initialised narrow BERT (TinyBERT-4 shape)"
+
+    @dataclasses.dataclass
+    class Config:
+        num_layers: int = 4
+        hidden_dim: int = 312
+        intermediate_dim: int = 1200
+        num_heads: int = 12
+        max_sequence_length: Optional[int] = None
+        dropout: float = 0.1
+
+        def __post_init__(self):
+            for field in ("num_layers", "hidden_dim", "intermediate_dim", "num_heads"):
+                if getattr(self, field) < 1:
+                    raise ValueError(f"{field} must be >= 1")
+            if self.hidden_dim % self.num_heads:
+                raise ValueError(
+                    f"hidden_dim {self.hidden_dim} must be divisible by "
+                    f"num_heads {self.num_heads}"
+                )
+
+    def build(self, teacher, num_classes):
+        cfg = self.config
+        return narrow_bert(
+            vocabulary_size=teacher_attribute(teacher, "vocabulary_size"),
+            num_classes=num_classes,
+            num_layers=cfg.num_layers,
+            hidden_dim=cfg.hidden_dim,
+            intermediate_dim=cfg.intermediate_dim,
+            num_heads=cfg.num_heads,
+            max_sequence_length=(
+                cfg.max_sequence_length
+                or teacher_attribute(teacher, "max_sequence_length")
+            ),
+            num_segments=teacher_attribute(teacher, "num_segments"),
+            dropout=cfg.dropout,
+        )

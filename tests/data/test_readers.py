@@ -1,0 +1,99 @@
+import json
+
+import numpy as np
+import pytest
+
+from kdplug import DataError
+from kdplug.config import DataConfig
+from kdplug.data import read_splits
+
+ROWS = [
+    ("1", "train", "good movie", "1"),
+    ("2", "train", "bad movie", "0"),
+    ("3", "dev", "fine film", "1"),
+    ("4", "test", "awful film", "0"),
+]
+
+
+def write_tsv(path, rows=ROWS, header="id\tsplit\ttext\tlabel"):
+    path.write_text(header + "\n" + "\n".join("\t".join(r) for r in rows) + "\n")
+    return str(path)
+
+
+def test_tsv_csv_jsonl_read_the_same(tmp_path):
+    tsv = write_tsv(tmp_path / "d.tsv")
+    csv = tmp_path / "d.csv"
+    csv.write_text("id,split,text,label\n" + "\n".join(",".join(r) for r in ROWS))
+    jsonl = tmp_path / "d.jsonl"
+    jsonl.write_text("\n".join(json.dumps(dict(zip(["id", "split", "text", "label"], r)))
+                               for r in ROWS))
+    results = [read_splits(DataConfig(path=str(p))) for p in (tsv, csv, jsonl)]
+    for splits in results:
+        assert splits["train"].texts == ["good movie", "bad movie"]
+        np.testing.assert_array_equal(splits["train"].labels, [1, 0])
+        assert splits["validation"].texts == ["fine film"]
+        assert splits["test"].texts == ["awful film"]
+
+
+def test_bundled_data_has_the_documented_split():
+    import pathlib
+
+    path = pathlib.Path(__file__).parents[2] / "data" / "movie_snippets.tsv"
+    splits = read_splits(DataConfig(path=str(path)))
+    assert (len(splits["train"]), len(splits["validation"]), len(splits["test"])) == (
+        8484, 1061, 1060)
+    assert set(np.unique(splits["train"].labels)) == {0, 1}
+
+
+def test_empty_text_fails_with_line_number_or_is_skipped(tmp_path):
+    rows = ROWS + [("5", "train", " ", "1")]
+    path = write_tsv(tmp_path / "d.tsv", rows)
+    with pytest.raises(DataError, match=r"d.tsv:6: empty text in column 'text'"):
+        read_splits(DataConfig(path=path))
+    with pytest.warns(UserWarning, match="skipped 1 bad row"):
+        splits = read_splits(DataConfig(path=path, bad_rows="skip"))
+    assert len(splits["train"]) == 2
+
+
+def test_label_outside_declared_classes(tmp_path):
+    path = write_tsv(tmp_path / "d.tsv", ROWS + [("5", "train", "ok", "2")])
+    with pytest.raises(DataError, match=r"d.tsv:6: label 2 is outside .* 0..1"):
+        read_splits(DataConfig(path=path))
+    path = write_tsv(tmp_path / "e.tsv", ROWS + [("5", "train", "ok", "pos")])
+    with pytest.raises(DataError, match="'pos'.*not an integer"):
+        read_splits(DataConfig(path=path))
+
+
+def test_non_utf8_names_the_line(tmp_path):
+    path = tmp_path / "d.tsv"
+    write_tsv(path)
+    path.write_bytes(path.read_bytes() + b"6\ttrain\tcaf\xe9\t1\n")
+    with pytest.raises(DataError, match=r"d.tsv:6: not valid UTF-8"):
+        read_splits(DataConfig(path=str(path)))
+
+
+def test_missing_file_column_and_split(tmp_path):
+    with pytest.raises(DataError, match="data file not found"):
+        read_splits(DataConfig(path=str(tmp_path / "nope.tsv")))
+    path = write_tsv(tmp_path / "d.tsv")
+    with pytest.raises(DataError, match="no column 'sentence'"):
+        read_splits(DataConfig(path=path, text_column="sentence"))
+    with pytest.raises(DataError, match="no rows with split='validation'"):
+        read_splits(DataConfig(path=path, validation_split="validation"))
+    bad = tmp_path / "ragged.tsv"
+    bad.write_text("split\ttext\tlabel\ntrain\tonly two\n")
+    with pytest.raises(DataError, match="ragged.tsv:2: 2 fields, header has 3"):
+        read_splits(DataConfig(path=str(bad)))
+
+
+def test_tfds_datasets_read_offline_with_mock_data():
+    import tensorflow_datasets as tfds
+
+    cfg = DataConfig(path="tfds:glue/sst2", text_column="sentence",
+                     split_column=None, train_split="train",
+                     validation_split="validation", test_split="validation")
+    with tfds.testing.mock_data(num_examples=12):
+        splits = read_splits(cfg)
+    assert len(splits["train"]) == 12
+    assert all(isinstance(t, str) and t for t in splits["train"].texts)
+    assert set(np.unique(splits["train"].labels)) <= {0, 1}

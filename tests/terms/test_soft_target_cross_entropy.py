@@ -1,0 +1,51 @@
+import numpy as np
+import pytest
+
+from kdplug.terms import SoftTargetCrossEntropy
+
+
+def softmax(z):
+    e = np.exp(z - z.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def test_matches_hand_computed_values():
+    t = np.array([[2.0, 0.0, -1.0], [0.5, 0.5, 3.0]], "float32")
+    s = np.array([[1.0, 1.0, 0.0], [0.0, 2.0, 1.0]], "float32")
+    T = 2.0
+    expected = -(softmax(t / T) * np.log(softmax(s / T))).sum(-1) * T * T
+    term = SoftTargetCrossEntropy(temperature=T)
+    got = np.asarray(term({"logits": t}, {"logits": s}, {}))
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+    # first row by hand: p_t = softmax([1, 0, -.5])
+    p = np.exp([1, 0, -0.5]) / np.exp([1, 0, -0.5]).sum()
+    q = np.exp([0.5, 0.5, 0]) / np.exp([0.5, 0.5, 0]).sum()
+    assert got[0] == pytest.approx(-4 * (p * np.log(q)).sum(), rel=1e-5)
+
+
+def test_is_minimal_when_student_equals_teacher():
+    t = np.array([[1.0, -2.0]], "float32")
+    term = SoftTargetCrossEntropy(temperature=3.0)
+    same = float(term({"logits": t}, {"logits": t}, {})[0])
+    other = float(term({"logits": t}, {"logits": -t}, {})[0])
+    entropy = -(softmax(t / 3) * np.log(softmax(t / 3))).sum() * 9
+    assert same == pytest.approx(entropy, rel=1e-5)
+    assert other > same
+
+
+def test_temperature_is_schedulable_and_serialised():
+    term = SoftTargetCrossEntropy(temperature=4.0, weight=0.3, name="soft")
+    term.temperature.assign(1.0)
+    t = np.array([[2.0, 0.0]], "float32")
+    s = np.array([[0.0, 0.0]], "float32")
+    expected = -(softmax(t) * np.log(softmax(s))).sum()
+    assert float(term({"logits": t}, {"logits": s}, {})[0]) == pytest.approx(expected, rel=1e-5)
+    clone = SoftTargetCrossEntropy.from_config(term.get_config())
+    assert clone.name == "soft"
+    assert float(clone.weight.numpy()) == pytest.approx(0.3)
+    assert float(clone.temperature.numpy()) == pytest.approx(4.0)
+
+
+def test_rejects_non_positive_temperature():
+    with pytest.raises(ValueError, match="temperature"):
+        SoftTargetCrossEntropy(temperature=0.0)
