@@ -83,7 +83,8 @@ class TeacherFinetuner:
         self.log(f"teacher: fine-tuning for {ft.epochs} epoch(s), {steps} steps")
         start = time.perf_counter()
         history = teacher.fit(
-            train_ds, epochs=ft.epochs, verbose=self.config.training.verbose
+            train_ds, epochs=ft.epochs, verbose=self.config.training.verbose,
+            shuffle=False,  # the dataset reshuffles itself every epoch
         )
         info = {
             "seconds": time.perf_counter() - start,

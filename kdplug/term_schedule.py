@@ -36,6 +36,9 @@ class TermSchedule(keras.callbacks.Callback):
         start_step: int. Global step at which the schedule starts.
         variable: str. The term attribute to set: `"weight"` (default) or
             any other non-trainable scalar variable, e.g. `"temperature"`.
+        required: bool. When False, a model without a term of this name
+            (e.g. another stage of a multi-stage method) is left alone
+            instead of raising.
 
     Examples:
 
@@ -51,7 +54,7 @@ class TermSchedule(keras.callbacks.Callback):
     """
 
     def __init__(self, term, kind="linear", start=1.0, end=None, steps=None,
-                 start_step=0, variable="weight"):
+                 start_step=0, variable="weight", required=True):
         super().__init__()
         if kind not in KINDS:
             raise KdplugError(f"schedule kind must be one of {KINDS}, got {kind!r}")
@@ -64,6 +67,7 @@ class TermSchedule(keras.callbacks.Callback):
         self.steps = None if steps is None else int(steps)
         self.start_step = int(start_step)
         self.variable = variable
+        self.required = bool(required)
         self._target = None
         self._steps = self.steps
         self._step = 0
@@ -82,6 +86,9 @@ class TermSchedule(keras.callbacks.Callback):
 
     def on_train_begin(self, logs=None):
         term = self._resolve_term()
+        if term is None:
+            self._target = None
+            return
         target = getattr(term, self.variable, None)
         if not isinstance(target, keras.Variable) or tuple(target.shape) != ():
             raise KdplugError(
@@ -89,7 +96,8 @@ class TermSchedule(keras.callbacks.Callback):
                 "to schedule"
             )
         self._target = target
-        if self._steps is None:
+        self._steps = self.steps
+        if self._steps is None:  # the whole fit() call, recomputed per call
             epochs = (self.params or {}).get("epochs") or 1
             per_epoch = (self.params or {}).get("steps") or 1
             self._steps = epochs * per_epoch
@@ -103,6 +111,8 @@ class TermSchedule(keras.callbacks.Callback):
         self._step += 1
 
     def _apply(self):
+        if self._target is None:
+            return
         self._target.assign(self.value(self._global_step(), self._steps))
 
     def _global_step(self):
@@ -121,6 +131,8 @@ class TermSchedule(keras.callbacks.Callback):
         for term in terms:
             if term.name == self.term:
                 return term
+        if not self.required:
+            return None
         names = ", ".join(t.name for t in terms) or "none"
         raise KdplugError(
             f"TermSchedule: no loss term named {self.term!r}; the model's "
@@ -136,4 +148,5 @@ class TermSchedule(keras.callbacks.Callback):
             "steps": self.steps,
             "start_step": self.start_step,
             "variable": self.variable,
+            "required": self.required,
         }

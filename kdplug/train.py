@@ -128,8 +128,7 @@ class Experiment:
             student.load_weights(done)
             self.log(f"stage {stage.name}: already finished, loaded {done}")
             return {}
-        for layer in student._flatten_layers():
-            layer.trainable = True
+        student.trainable = True  # recursive: undoes a previous stage's freezing
         if stage.trainable is not None:
             stage.trainable(student)
         epochs = stage.epochs or cfg.epochs
@@ -161,6 +160,7 @@ class Experiment:
             steps_per_epoch=cfg.steps_per_epoch,
             callbacks=callbacks,
             verbose=cfg.verbose,
+            shuffle=False,  # the dataset reshuffles itself every epoch
         )
         self.seconds[f"stage {stage.name}"] = time.perf_counter() - start
         os.makedirs(os.path.dirname(done), exist_ok=True)

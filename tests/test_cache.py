@@ -291,8 +291,8 @@ def test_training_with_cached_outputs_matches_the_online_teacher(
         seed=1, num_layers=1, vocabulary_size=len(VOCAB)).get_weights()
 
     online, w_online = fit_losses(teacher, encoder, data, None, init)
-    extra32 = TeacherCache(teacher, encoder, data, dtype="float32",
-                           root=str(tmp_path)).get()
+    extra32 = eager_cache(teacher, encoder, data, dtype="float32",
+                          root=str(tmp_path)).get()
     cached, w_cached = fit_losses(teacher, encoder, data, extra32, init)
     extra16 = eager_cache(teacher, encoder, data, root=str(tmp_path)).get()
     half, _ = fit_losses(teacher, encoder, data, extra16, init)

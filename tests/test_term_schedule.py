@@ -52,7 +52,8 @@ def test_sets_weight_and_temperature_every_batch_during_fit():
         TermSchedule("hard_ce", "constant", start=0.25),
     ]
     recorder = Recorder({"soft": soft.weight, "T": soft.temperature, "hard": hard.weight})
-    history = distiller.fit(ds, epochs=2, callbacks=[*schedules, recorder], verbose=0)
+    history = distiller.fit(ds, epochs=2, callbacks=[*schedules, recorder],
+                            verbose=0, shuffle=False)
     np.testing.assert_allclose(recorder.seen["soft"], np.arange(8) / 8, atol=1e-7)
     temps = 1 + 3 * (1 + np.cos(np.pi * np.minimum(np.arange(8) / 4, 1))) / 2
     np.testing.assert_allclose(recorder.seen["T"], temps, rtol=1e-6)
@@ -69,7 +70,13 @@ def test_errors_name_the_term():
     distiller.compile(optimizer="adam", jit_compile=False)
     ds = testing.toy_dataset(num_examples=8, batch_size=8)
     with pytest.raises(KdplugError, match="no loss term named 'soft'.*hard_ce"):
-        distiller.fit(ds, callbacks=[TermSchedule("soft")], verbose=0)
+        distiller.fit(ds, callbacks=[TermSchedule("soft")], verbose=0,
+                      shuffle=False)
+    # required=False: a term missing from this stage is skipped silently
+    optional = TermSchedule("soft", required=False)
+    optional.set_model(distiller)
+    optional.on_train_begin()
+    optional.on_train_batch_begin(0)
     with pytest.raises(KdplugError, match="no scalar variable 'temperature'"):
         distiller.fit(ds, callbacks=[TermSchedule("hard_ce", variable="temperature")],
-                      verbose=0)
+                      verbose=0, shuffle=False)

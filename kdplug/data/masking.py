@@ -24,7 +24,6 @@ import tensorflow as tf
 from kdplug.distiller import TEACHER_PREFIX
 from kdplug.errors import KdplugError
 
-MASKING_KEYS = ("mask_positions", "mask_ids", "mask_weights")
 STAGE_DATA = ("task", "unlabelled")
 
 
@@ -35,7 +34,7 @@ def mask_tokens(token_ids, padding_mask, seed, *, vocabulary_size, mask_token_id
 
     In every example, `max(1, round(mask_rate * n))` of the `n` eligible
     tokens (capped at `max_predictions`) are chosen uniformly at random.
-    Eligible means not padding (`padding_mask == 0`), not one of
+    Eligible means a real token (`padding_mask != 0`), not one of
     `special_token_ids` ([CLS], [SEP], [PAD]) and not [MASK]. Of the chosen
     tokens, `mask_token_rate` become [MASK], `random_token_rate` become a
     token drawn uniformly from the vocabulary *minus* the special tokens and

@@ -2,12 +2,14 @@
 
 import math
 
+import keras
 from keras import ops
 
 MASKED_SCORE = -1e9
 """The value `attention_scores/<i>` taps hold at padded key positions.
 
-It is the same large negative number Keras' masked softmax substitutes, so
+It is the same large negative number Keras' masked softmax substitutes
+(-3e4 under float16), so
 `softmax(scores, axis=-1)` equals the layer's attention probabilities. A loss
 term comparing scores must mask these positions itself (e.g. with
 `padding_mask`, or by zeroing entries `<= MASKED_SCORE / 2`).
@@ -51,5 +53,10 @@ def attention_logits(attention_layer, query, key=None, padding_mask=None):
     scores = ops.einsum("btnd,bsnd->bnts", q, k)
     if padding_mask is not None:
         keep = ops.cast(padding_mask, "bool")[:, None, None, :]
-        scores = ops.where(keep, scores, ops.cast(MASKED_SCORE, scores.dtype))
+        # float16 cannot hold -1e9; use Keras' float16 value there, as its
+        # masked softmax does
+        fill = MASKED_SCORE
+        if keras.backend.standardize_dtype(scores.dtype) == "float16":
+            fill = -3e4
+        scores = ops.where(keep, scores, ops.cast(fill, scores.dtype))
     return scores

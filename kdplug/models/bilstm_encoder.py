@@ -36,7 +36,8 @@ class BiLstmEncoder(keras.layers.Layer):
         self.dropout = float(dropout)
         self.embedding = keras.layers.Embedding(
             self.vocabulary_size, self.embedding_dim, name="embedding")
-        self.embedding_dropout = keras.layers.Dropout(self.dropout, name="embedding_dropout")
+        self.embedding_dropout = keras.layers.Dropout(
+            self.dropout, name="embedding_dropout")
         self.bilstm = keras.layers.Bidirectional(
             keras.layers.LSTM(self.lstm_units, return_sequences=True), name="bilstm")
 
@@ -62,7 +63,8 @@ class BiLstmEncoder(keras.layers.Layer):
 
     def flops_per_example(self, sequence_length):
         """Two directions of `2 S * 4u (E + u)`."""
-        return 2 * flops.lstm_flops(sequence_length, self.embedding_dim, self.lstm_units)
+        return 2 * flops.lstm_flops(
+            sequence_length, self.embedding_dim, self.lstm_units)
 
     def compute_output_shape(self, input_shape):
         return (input_shape[0], self.output_dim)

@@ -55,7 +55,8 @@ class BiLstmSiameseClassifier(keras.Model):
         self.encoder = BiLstmEncoder(
             vocabulary_size, embedding_dim, lstm_units, dropout, name="encoder")
         self.encoder.build()
-        self.hidden = keras.layers.Dense(self.hidden_dim, activation="relu", name="hidden")
+        self.hidden = keras.layers.Dense(
+            self.hidden_dim, activation="relu", name="hidden")
         self.hidden.build((None, self.feature_dim))
         self.output_dropout = keras.layers.Dropout(self.dropout, name="output_dropout")
         self.classifier = keras.layers.Dense(self.num_classes, name="logits")

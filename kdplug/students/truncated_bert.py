@@ -1,4 +1,3 @@
-import keras
 import keras_hub
 
 from kdplug.errors import KdplugError

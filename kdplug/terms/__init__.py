@@ -8,3 +8,5 @@ from kdplug.terms.normalized_cls_mse import NormalizedClsMSE
 from kdplug.terms.soft_target_cross_entropy import SoftTargetCrossEntropy
 from kdplug.terms.term import Term
 from kdplug.terms.term import label_mask
+from kdplug.terms.attention_transfer import AttentionTransfer
+from kdplug.terms.feature_map_transfer import FeatureMapTransfer

@@ -44,7 +44,7 @@ class PKDMethod(kdplug.Method):
     """
 
     name = "pkd"
-    description = "Patient KD (PKD-Skip / PKD-Last): soft + hard + normalised [CLS] of mapped layers"
+    description = "Patient KD (PKD-Skip / PKD-Last): soft + hard + normalised [CLS]"
     default_student = {"kind": "truncated", "layers": "first_k", "num_layers": 3}
 
     @dataclasses.dataclass

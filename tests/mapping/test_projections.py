@@ -110,7 +110,7 @@ def test_projections_train_inside_terms_and_stay_out_of_the_student(teacher, nar
     projections = mapping.build_projections(teacher, narrow, pairs)
     term = _ProjectedHiddenMSE(pairs, projections)
     distiller = Distiller(narrow, teacher, [term])
-    distiller.compile(optimizer=keras.optimizers.SGD(0.1))
+    distiller.compile(optimizer=keras.optimizers.SGD(0.1), run_eagerly=True)
     before = [p.get_weights()[0].copy() for p in projections]
     trainable = {id(v) for v in distiller.trainable_variables}
     assert all(id(w) in trainable for p in projections for w in p.weights)

@@ -32,8 +32,9 @@ def test_sums_pairs_like_numpy_and_reads_cls_of_sequences():
                 + ((unit(t4) - unit(s2)) ** 2).sum(-1))
     np.testing.assert_allclose(loss, expected, rtol=1e-5)
     # A (batch, seq, hidden) tap is reduced to position 0 ([CLS]).
-    seq_t = np.concatenate([t2[:, None], rng.normal(size=(4, 3, 6))], 1).astype("float32")
-    seq_s = np.concatenate([s1[:, None], rng.normal(size=(4, 3, 6))], 1).astype("float32")
+    seq_t = np.concatenate([t2[:, None], rng.normal(size=(4, 3, 6))], 1)
+    seq_s = np.concatenate([s1[:, None], rng.normal(size=(4, 3, 6))], 1)
+    seq_t, seq_s = seq_t.astype("float32"), seq_s.astype("float32")
     one = NormalizedClsMSE([("hidden/2", "hidden/1")])
     np.testing.assert_allclose(
         one({"hidden/2": seq_t}, {"hidden/1": seq_s}, {}),
@@ -47,4 +48,5 @@ def test_sums_pairs_like_numpy_and_reads_cls_of_sequences():
 def test_width_mismatch():
     term = NormalizedClsMSE([("cls/2", "cls/1")])
     with pytest.raises(KdplugError, match="width 4 but student"):
-        term({"cls/2": np.ones((1, 4), "float32")}, {"cls/1": np.ones((1, 3), "float32")}, {})
+        term({"cls/2": np.ones((1, 4), "float32")},
+             {"cls/1": np.ones((1, 3), "float32")}, {})

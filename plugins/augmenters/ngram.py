@@ -1,0 +1,75 @@
+import dataclasses
+
+from kdplug.augment import Augmenter
+from kdplug.augment import detokenize
+from kdplug.augment import is_special
+from kdplug.augment import is_word
+from kdplug.augment import tokenize
+
+
+def sample_ngram(tokens, gaps, rng, n_min=1, n_max=5):
+    """A random n-gram of the words, n uniform in `[n_min, n_max]`.
+
+    Returns `(tokens, gaps)` of the span from the first to the last chosen
+    word (punctuation between them kept), or the input when the text has
+    no more than n words. Special tokens (`[MASK]`) count as words.
+    """
+    n = int(rng.integers(n_min, n_max + 1))
+    words = [i for i, t in enumerate(tokens) if is_word(t) or is_special(t)]
+    if n >= len(words):
+        return tokens, gaps
+    start = int(rng.integers(0, len(words) - n + 1))
+    first, last = words[start], words[start + n - 1]
+    return tokens[first:last + 1], ["", *gaps[first + 1:last + 1], ""]
+
+
+class NGramAugmenter(Augmenter):
+    """Tang et al. (2019) n-gram sampling: keep only n consecutive words.
+
+    With probability `p_ng`, n is drawn uniformly from `[n_min, n_max]` and
+    a uniformly placed window of n words replaces the text (texts of n words
+    or fewer stay whole).
+
+    Config:
+        p_ng: probability of sampling an n-gram (1.0 when used alone; the
+            paper's 0.25 is the `tang` augmenter's default).
+        n_min, n_max: the range of n (the paper: 1..5).
+
+    Examples:
+
+    ```yaml
+    augment:
+      - {name: ngram, n: 5, n_max: 3}
+    ```
+
+    ```python
+    NGramAugmenter().augment_text("a truly great film, really", rng)
+    # -> "great film, really"
+    ```
+    """
+
+    name = "ngram"
+    description = "sample n consecutive words (Tang et al. 2019)"
+
+    @dataclasses.dataclass
+    class Config:
+        p_ng: float = 1.0
+        n_min: int = 1
+        n_max: int = 5
+
+        def __post_init__(self):
+            check_ngram(self.p_ng, self.n_min, self.n_max)
+
+    def augment_text(self, text, rng):
+        if rng.random() >= self.config.p_ng:
+            return text
+        tokens, gaps = tokenize(text)
+        return detokenize(*sample_ngram(tokens, gaps, rng, self.config.n_min,
+                                        self.config.n_max))
+
+
+def check_ngram(p_ng, n_min, n_max):
+    if not 0.0 <= p_ng <= 1.0:
+        raise ValueError(f"p_ng must be in [0, 1], got {p_ng}")
+    if not 1 <= n_min <= n_max:
+        raise ValueError(f"need 1 <= n_min <= n_max, got n_min={n_min}, n_max={n_max}")

@@ -1,0 +1,98 @@
+import dataclasses
+from typing import Literal
+from typing import Optional
+
+from kdplug.augment import Augmenter
+from kdplug.augment import detokenize
+from kdplug.augment import is_word
+from kdplug.augment import tokenize
+from kdplug_plugins.augmenters.ngram import check_ngram
+from kdplug_plugins.augmenters.ngram import sample_ngram
+from kdplug_plugins.augmenters.pos_replace import pos_source_from
+from kdplug_plugins.augmenters.pos_replace import replace_word
+from kdplug_plugins.augmenters.pos_replace import require_fit
+from kdplug_plugins.augmenters.pos_unigrams import POSUnigrams
+
+
+class TangAugmenter(Augmenter):
+    """The full Tang et al. (2019) procedure ("Distilling Task-Specific
+    Knowledge from BERT into Simple Neural Networks", section 3.3).
+
+    For each word one uniform draw `X` decides: `X < p_mask` masks it,
+    `p_mask <= X < p_mask + p_pos` replaces it with a same-POS corpus word
+    (unigram distribution), otherwise it stays. Then, with probability
+    `p_ng`, an n-gram (n uniform in `[n_min, n_max]`) of the result is kept.
+    The paper's settings: `p_mask = p_pos = 0.1`, `p_ng = 0.25`, n in 1..5,
+    and 20 (SST-2) or 10 samples per example (`n:` of the `augment` entry).
+
+    Config:
+        p_mask, p_pos, p_ng, n_min, n_max: as above.
+        mask_token: the mask text.
+        pos_source, lexicon, wordnet_dir: see `pos-replace`.
+
+    Args:
+        config: the `Config`.
+        pos_source: a ready `POSSource` (overrides the config's choice).
+
+    Examples:
+
+    ```yaml
+    augment:
+      - {name: tang, n: 20}
+    ```
+    """
+
+    name = "tang"
+    description = "mask / POS-replace / n-gram in one draw (Tang et al. 2019)"
+
+    path_fields = ("lexicon", "wordnet_dir")
+
+    @dataclasses.dataclass
+    class Config:
+        p_mask: float = 0.1
+        p_pos: float = 0.1
+        p_ng: float = 0.25
+        n_min: int = 1
+        n_max: int = 5
+        mask_token: str = "[MASK]"
+        pos_source: Literal["auto", "wordnet", "lexicon"] = "auto"
+        lexicon: Optional[str] = None
+        wordnet_dir: Optional[str] = None
+
+        def __post_init__(self):
+            for name in ("p_mask", "p_pos"):
+                if not 0.0 <= getattr(self, name) <= 1.0:
+                    raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+            if self.p_mask + self.p_pos > 1.0:
+                raise ValueError(
+                    f"p_mask + p_pos must be <= 1, got {self.p_mask + self.p_pos}")
+            check_ngram(self.p_ng, self.n_min, self.n_max)
+
+    def __init__(self, config=None, pos_source=None):
+        super().__init__(config)
+        self.unigrams = POSUnigrams(pos_source or pos_source_from(self.config))
+        self.fitted = False
+
+    def fit(self, texts):
+        self.unigrams.fit(texts)
+        self.fitted = True
+        return self
+
+    def augment_text(self, text, rng):
+        require_fit(self)
+        cfg = self.config
+        tokens, gaps = tokenize(text)
+        for i, token in enumerate(tokens):
+            if not is_word(token):
+                continue
+            x = rng.random()
+            if x < cfg.p_mask:
+                tokens[i] = cfg.mask_token
+            elif x < cfg.p_mask + cfg.p_pos:
+                tokens[i] = replace_word(self.unigrams, token, rng)
+        if rng.random() < cfg.p_ng:
+            tokens, gaps = sample_ngram(tokens, gaps, rng, cfg.n_min, cfg.n_max)
+        return detokenize(tokens, gaps)
+
+    def fingerprint(self):
+        return f"{super().fingerprint()}:{self.unigrams.pos_source.fingerprint()}"

@@ -1,0 +1,181 @@
+import dataclasses
+from typing import Literal
+from typing import Optional
+
+import kdplug
+from kdplug.errors import KdplugError
+from kdplug.mapping import UniformMapping
+from kdplug.mapping import check_tap_pair
+from kdplug.terms import AttentionTransfer
+from kdplug.terms import FeatureMapTransfer
+from kdplug.terms import HardLabelCrossEntropy
+from kdplug.terms import SoftTargetCrossEntropy
+from kdplug_plugins.mobilebert_pkt.selectors import train_block
+from kdplug_plugins.mobilebert_pkt.selectors import train_body
+
+VARIANTS = ("progressive", "auxiliary", "joint-then-task")
+
+
+class MobileBertPKTMethod(kdplug.Method):
+    """MobileBERT's knowledge transfer (Sun et al. 2020), for classifiers.
+
+    Layer `l` of the student learns the teacher's feature map `hidden/<g(l)>`
+    (`FeatureMapTransfer`, per-token MSE) and its attention distributions
+    `attention/<g(l)>` (`AttentionTransfer`, KL per head and query), where
+    `g` is the uniform mapping `g(l) = l N / M` (the identity when the
+    student is as deep as the teacher, the `bottleneck` student's default).
+    Then the logits are distilled with the soft-target cross-entropy (and,
+    with `alpha < 1`, the hard-label cross-entropy).
+
+    Variants (`variant:`), from the paper's Section 4:
+
+    - `progressive` (default): `M` stages `layer_1 .. layer_M`; stage `l`
+      trains block `l` only on its feature-map + attention losses. Blocks
+      below are frozen and blocks above are unused; the embeddings train in
+      stage 1 only. Then the `distill` stage trains everything.
+    - `auxiliary`: one stage, the layer-wise losses of all layers summed and
+      added to the soft (+ hard) loss.
+    - `joint-then-task`: a `joint` stage on the summed layer-wise losses
+      (embeddings and blocks train, the head is unused), then `distill`.
+
+    The paper's pre-training distillation (MLM + NSP) is replaced by task
+    distillation of the logits. Student and teacher hidden widths must match
+    (the `bottleneck` student's inter-block width is the teacher's).
+
+    Config:
+        variant: `progressive`, `auxiliary` or `joint-then-task`.
+        feature_map_weight: weight of the feature-map loss (per layer).
+        attention_weight: weight of the attention loss (per layer).
+        temperature: softmax temperature T of the soft loss.
+        alpha: weight of the soft loss; the hard loss gets `1 - alpha`.
+        head_reduction: `group`, `mean` or null: how attention maps with
+            different head counts are compared (only used when they differ;
+            the paper's IB-BERT teacher has the student's head count).
+        layer_epochs: epochs of each layer-wise stage (`layer_<l>`,
+            `joint`); null uses `training.epochs`.
+        layer_learning_rate: learning rate of the layer-wise stages; null
+            uses `training.learning_rate`.
+        distill_epochs: epochs of the `distill` / `auxiliary` stage; null
+            uses `training.epochs`.
+
+    Examples:
+
+    ```yaml
+    method:
+      name: mobilebert-pkt
+      variant: progressive
+      layer_epochs: 1
+      temperature: 1.0
+      alpha: 1.0
+    student:
+      kind: bottleneck
+      preset: tiny
+    ```
+    """
+
+    name = "mobilebert-pkt"
+    description = ("MobileBERT: layer-wise feature-map + attention transfer "
+                   "(progressive / auxiliary / joint), then soft targets")
+    default_student = {"kind": "bottleneck"}
+
+    @dataclasses.dataclass
+    class Config:
+        variant: Literal["progressive", "auxiliary", "joint-then-task"] = (
+            "progressive")
+        feature_map_weight: float = 1.0
+        attention_weight: float = 1.0
+        temperature: float = 1.0
+        alpha: float = 1.0
+        head_reduction: Optional[Literal["group", "mean"]] = "group"
+        layer_epochs: Optional[int] = None
+        layer_learning_rate: Optional[float] = None
+        distill_epochs: Optional[int] = None
+
+        def __post_init__(self):
+            if not 0.0 <= self.alpha <= 1.0:
+                raise ValueError(f"alpha must be in [0, 1], got {self.alpha}")
+            if self.temperature <= 0:
+                raise ValueError(
+                    f"temperature must be > 0, got {self.temperature}")
+            for field in ("feature_map_weight", "attention_weight"):
+                if getattr(self, field) < 0:
+                    raise ValueError(f"{field} must be >= 0")
+            if self.feature_map_weight == 0 and self.attention_weight == 0:
+                raise ValueError(
+                    "feature_map_weight and attention_weight are both 0: "
+                    "there is nothing to transfer layer by layer (use kd)")
+            for field in ("layer_epochs", "distill_epochs"):
+                value = getattr(self, field)
+                if value is not None and value < 1:
+                    raise ValueError(f"{field} must be >= 1, got {value}")
+            if self.layer_learning_rate is not None and self.layer_learning_rate <= 0:
+                raise ValueError("layer_learning_rate must be > 0")
+
+    def layer_map(self, teacher, student):
+        """`(teacher_layer, student_layer)` pairs, 1-based, one per student layer."""
+        n, m = int(teacher.num_layers), int(student.num_layers)
+        if m > n:
+            raise KdplugError(
+                f"mobilebert-pkt maps every student layer to a teacher layer; "
+                f"the student has {m} layers but the teacher only {n}")
+        return UniformMapping().layer_pairs(n, m)
+
+    def layer_terms(self, teacher, student, pairs):
+        """The feature-map and attention terms for `pairs` (summed over them)."""
+        cfg = self.config
+        hidden = [(f"hidden/{t}", f"hidden/{s}") for t, s in pairs]
+        attention = [(f"attention/{t}", f"attention/{s}") for t, s in pairs]
+        for t_tap, s_tap in hidden:
+            check_tap_pair(teacher, student, t_tap, s_tap)
+            t_width, s_width = teacher.tap_width(t_tap), student.tap_width(s_tap)
+            if t_width != s_width:
+                raise KdplugError(
+                    f"mobilebert-pkt compares feature maps without a "
+                    f"projection, but the teacher's {t_tap!r} is {t_width} wide "
+                    f"and the student's {s_tap!r} {s_width}; use the bottleneck "
+                    "student (its inter-block width is the teacher's)")
+        for t_tap, s_tap in attention:
+            check_tap_pair(teacher, student, t_tap, s_tap, cfg.head_reduction)
+        terms = []
+        if cfg.feature_map_weight > 0:
+            terms.append(FeatureMapTransfer(hidden, weight=cfg.feature_map_weight))
+        if cfg.attention_weight > 0:
+            terms.append(AttentionTransfer(
+                attention, weight=cfg.attention_weight,
+                head_reduction=cfg.head_reduction))
+        return terms
+
+    def task_terms(self):
+        """Soft-target cross-entropy (+ hard cross-entropy when `alpha < 1`)."""
+        cfg = self.config
+        terms = []
+        if cfg.alpha > 0:
+            terms.append(SoftTargetCrossEntropy(cfg.temperature, weight=cfg.alpha))
+        if cfg.alpha < 1:
+            terms.append(HardLabelCrossEntropy(weight=1.0 - cfg.alpha))
+        return terms
+
+    def stages(self, teacher, student):
+        cfg = self.config
+        pairs = self.layer_map(teacher, student)
+        distill = kdplug.Stage("distill", self.task_terms(),
+                               epochs=cfg.distill_epochs)
+        if cfg.variant == "auxiliary":
+            return [kdplug.Stage(
+                "auxiliary",
+                self.layer_terms(teacher, student, pairs) + self.task_terms(),
+                epochs=cfg.distill_epochs)]
+        if cfg.variant == "joint-then-task":
+            joint = kdplug.Stage(
+                "joint", self.layer_terms(teacher, student, pairs),
+                epochs=cfg.layer_epochs, trainable=train_body,
+                learning_rate=cfg.layer_learning_rate)
+            return [joint, distill]
+        stages = []
+        for t, s in pairs:
+            stages.append(kdplug.Stage(
+                f"layer_{s}", self.layer_terms(teacher, student, [(t, s)]),
+                epochs=cfg.layer_epochs,
+                trainable=train_block(s, embeddings=(s == 1)),
+                learning_rate=cfg.layer_learning_rate))
+        return stages + [distill]
