@@ -23,6 +23,7 @@ import re
 import shutil
 import time
 import uuid
+import warnings
 import zipfile
 
 import keras
@@ -111,6 +112,7 @@ class TeacherCache:
         self.root = root or os.path.join(cache_root(), "outputs")
         self.log = log or (lambda *a, **k: None)
         self.run_eagerly = bool(run_eagerly)
+        _warn_if_special_tokens_split(encoder, examples)
         self.components = self._components()
         self.key = fingerprint(self.components)
         self.path = os.path.join(self.root, self.key)
@@ -166,6 +168,8 @@ class TeacherCache:
             return self._result([], list(range(self.num_shards)), size, start)
         os.makedirs(self.path, exist_ok=True)
         _remove_stale_temporaries(self.path)
+        if os.path.exists(os.path.join(self.path, MANIFEST)):
+            os.remove(os.path.join(self.path, MANIFEST))  # names a lost shard
         info_path = os.path.join(self.path, INFO)
         if not os.path.isfile(info_path):
             _write_json_atomic(info_path, self._info())
@@ -343,6 +347,22 @@ class TeacherCache:
         }
 
 
+def _warn_if_special_tokens_split(encoder, examples):
+    """Augmented texts carry "[MASK]"; a tokenizer that splits it into
+    "[", "mask", "]" shows the teacher three word pieces instead."""
+    tokenizer = encoder.tokenizer
+    if getattr(tokenizer, "special_tokens_in_strings", True):
+        return
+    mask = getattr(tokenizer, "mask_token", None) or "[MASK]"
+    texts = examples.texts + (examples.pairs or [])
+    if any(mask in str(t) for t in texts):
+        warnings.warn(
+            f"some texts contain {mask!r} but the tokenizer splits it into word "
+            f"pieces; build it with special_tokens_in_strings=True (e.g. "
+            f"BertTokenizer.from_preset(dir, special_tokens_in_strings=True)) "
+            f"so that the teacher sees its mask token", stacklevel=3)
+
+
 # ------------------------------------------------------------------ hashing
 def teacher_fingerprint(model):
     """sha256 of a model's weight arrays (order, shapes, dtypes and bytes).
@@ -457,6 +477,8 @@ def remove_all(root=None):
 
 def format_entries(entries):
     """A plain-text table of `list_entries()` for `kdplug cache ls`."""
+    if not entries:
+        return "no cached teacher outputs"
     rows = [("key", "status", "examples", "taps", "dtype", "seq", "size", "created")]
     for e in entries:
         status = "ok" if e["complete"] else (

@@ -20,6 +20,13 @@ def main(argv=None):
     p = sub.add_parser("finetune-teacher", help="fine-tune and cache the teacher only")
     p.add_argument("config")
     sub.add_parser("plugins", help="list plugins and what they register")
+    p = sub.add_parser("cache", help="list or remove cached teacher outputs")
+    cache_sub = p.add_subparsers(dest="cache_command", required=True)
+    cache_sub.add_parser("ls", help="list entries, state and size")
+    rm = cache_sub.add_parser("rm", help="remove KEY (or a unique prefix) or --all")
+    group = rm.add_mutually_exclusive_group(required=True)
+    group.add_argument("key", nargs="?")
+    group.add_argument("--all", action="store_true")
     args = parser.parse_args(argv)
     try:
         return COMMANDS[args.command](args)
@@ -88,11 +95,24 @@ def cmd_plugins(args):
     return 1 if pm.failed() else 0
 
 
+def cmd_cache(args):
+    from kdplug import cache
+
+    if args.cache_command == "ls":
+        print(cache.format_entries(cache.list_entries()))
+        return 0
+    removed = cache.remove_all() if args.all else [cache.remove(args.key)]
+    for entry in removed:
+        print(f"removed {entry['key']} ({cache.format_size(entry['bytes'])})")
+    return 0
+
+
 COMMANDS = {
     "validate": cmd_validate,
     "run": cmd_run,
     "finetune-teacher": cmd_finetune_teacher,
     "plugins": cmd_plugins,
+    "cache": cmd_cache,
 }
 
 if __name__ == "__main__":

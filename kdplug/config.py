@@ -16,13 +16,14 @@ import dataclasses
 import os
 from typing import Literal
 from typing import Optional
+from typing import Union
 
 import yaml
 
 from kdplug.errors import ConfigError
-from kdplug.errors import did_you_mean
 from kdplug.schema import parse
 from kdplug.schema import to_dict
+from kdplug.transfer_set import augmenters_from_config
 
 
 @dataclasses.dataclass
@@ -99,6 +100,19 @@ class TrainingConfig:
 
 
 @dataclasses.dataclass
+class CacheConfig:
+    """`cache:`: reuse teacher outputs and augmented transfer sets on disk.
+
+    `cache: true` means every default below."""
+
+    teacher_outputs: bool = True
+    transfer_set: bool = True
+    dtype: Literal["float16", "float32"] = "float16"
+    shard_size: int = 2048
+    batch_size: int = 64
+
+
+@dataclasses.dataclass
 class PluginSection:
     """`method:` / `student:`: a plugin name plus that plugin's options."""
 
@@ -119,6 +133,9 @@ class ExperimentConfig:
     seed: int = 0
     output_dir: str = "runs/{name}"
     file: Optional[str] = None
+    augment: list = dataclasses.field(default_factory=list)
+    augment_steps: list = dataclasses.field(default_factory=list)
+    cache: Optional[CacheConfig] = None
 
     @property
     def base_dir(self):
@@ -142,6 +159,8 @@ class ExperimentConfig:
             "method": {"name": self.method.name, **to_dict(self.method_config)},
             "student": {"kind": self.student.name, **to_dict(self.student_config)},
             "training": to_dict(self.training),
+            "augment": self.augment,
+            "cache": to_dict(self.cache) if self.cache else False,
         }
 
 
@@ -155,6 +174,8 @@ class _Top:
     training: Optional[dict] = None
     seed: int = 0
     output_dir: str = "runs/{name}"
+    augment: Optional[list] = None
+    cache: Union[bool, dict, None] = None
 
 
 def load_config(path, plugin_manager=None):
@@ -198,7 +219,14 @@ def config_from_dict(data, file=None, plugin_manager=None):
     student_kind, student_opts = _split_plugin(student_data, "student", "kind", file)
     student_cls = _lookup(plugin_manager.students, student_kind, "student.kind", file)
     student_config = parse(student_cls.Config, student_opts, "student", file)
-    return ExperimentConfig(
+    cache = top.cache
+    if cache is True:
+        cache = CacheConfig()
+    elif isinstance(cache, dict):
+        cache = parse(CacheConfig, cache, "cache", file)
+    else:
+        cache = None
+    config = ExperimentConfig(
         name=top.name,
         data=data_cfg,
         teacher=teacher,
@@ -210,14 +238,21 @@ def config_from_dict(data, file=None, plugin_manager=None):
         seed=top.seed,
         output_dir=top.output_dir,
         file=file,
+        augment=top.augment or [],
+        cache=cache,
     )
+    config.augment_steps = augmenters_from_config(
+        top.augment, plugin_manager.augmenters, file,
+        resolve_path=config.resolve_path,
+    )
+    return config
 
 
 def _split_plugin(section, path, key, file):
     if not isinstance(section, dict):
         raise ConfigError("expected a mapping", file, path, section)
     if key not in section:
-        raise ConfigError(f"required field is missing", file, f"{path}.{key}")
+        raise ConfigError("required field is missing", file, f"{path}.{key}")
     name = section[key]
     if not isinstance(name, str):
         raise ConfigError("expected a string", file, f"{path}.{key}", name)

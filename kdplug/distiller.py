@@ -72,6 +72,19 @@ class Distiller(keras.Model):
         # the Distiller is built (checkpoint callbacks require that).
         self.built = all(m.built for m in (student, teacher) if m is not None)
 
+    def compile(self, optimizer="adamw", metrics=None, **kwargs):
+        """Like `keras.Model.compile` (no `loss`: the terms are the loss).
+
+        The optimizer is built for the trainable weights right away, so the
+        first `fit` traces the train step once and checkpoints can restore
+        optimizer state.
+        """
+        super().compile(optimizer=optimizer, metrics=metrics, **kwargs)
+        self.optimizer.build(self.trainable_variables)
+
+    def compile_from_config(self, config):
+        self.compile(**keras.saving.deserialize_keras_object(config))
+
     @property
     def metrics(self):
         metrics = [self.loss_tracker, *self.term_trackers]

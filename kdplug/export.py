@@ -39,8 +39,12 @@ class StudentExporter:
 
     TFLite models are converted from the SavedModel, so the SavedModel is
     always written when a TFLite format is asked for. When a model uses an op
-    TFLite lacks, the conversion is retried with TF select ops (the
-    interpreter in the `tensorflow` package runs them); `notes` says so.
+    TFLite's builtins lack, the conversion is retried with TF select ops and
+    `notes` says so. Keras' LSTM with a dynamic batch is such a case (its
+    `TensorList` ops): the file is written, but running it needs the Flex
+    delegate, which the interpreter in the `tensorflow` pip package does not
+    load, so those formats are left out of the measurements (with a note).
+    BERT-family students convert to builtins only.
 
     Only the student is exported: projections and heads that only training
     needs live in the loss terms and the `Distiller`, not in the student.
@@ -171,7 +175,8 @@ class StudentExporter:
             features: a dict of arrays, or a dataset of `(features, labels)`
                 batches; its first examples are repeated to fill each batch.
             formats: defaults to `"keras"` plus every exported format but
-                `".keras"` (a reloaded `.keras` file runs the same graph).
+                `".keras"` (a reloaded `.keras` file runs the same graph)
+                that runs here (see `notes` for those that do not).
             batch_sizes: the batch sizes measured.
             runs: timed runs; the median, min and max are reported.
             warmup: untimed runs first (tracing, allocation).
@@ -179,8 +184,8 @@ class StudentExporter:
         Returns:
             `{format: {"batch_<n>": {"median", "min", "max"}}}` in ms.
         """
-        formats = formats or self._measured_formats()
         base = first_features(features, max(batch_sizes))
+        formats = formats or self._measured_formats(base)
         result = {}
         for fmt in formats:
             predict = self.predictor(fmt)
@@ -196,9 +201,13 @@ class StudentExporter:
 
         Args:
             dataset: a `tf.data.Dataset` or any iterable of batches.
-            formats: defaults to `"keras"` and the TFLite exports.
+            formats: defaults to `"keras"` and the TFLite exports that run
+                here.
         """
-        formats = formats or ["keras"] + [f for f in self.paths if f.startswith("tflite")]
+        if formats is None:
+            probe = first_features(dataset, 1)
+            formats = [f for f in self._measured_formats(probe)
+                       if f == "keras" or f.startswith("tflite")]
         correct = dict.fromkeys(formats, 0)
         total = 0
         for x, y in dataset:
@@ -222,8 +231,22 @@ class StudentExporter:
             "notes": list(self.notes),
         }
 
-    def _measured_formats(self):
-        return ["keras"] + [f for f in self.paths if f != "keras"]
+    def _measured_formats(self, probe):
+        formats = ["keras"] + [f for f in self.paths if f != "keras"]
+        return [f for f in formats if self._runs(f, probe)]
+
+    def _runs(self, fmt, probe):
+        """Whether a format runs here; notes why not (e.g. a TFLite model
+        with TF select ops needs the Flex delegate, which the interpreter in
+        the `tensorflow` package lacks)."""
+        try:
+            self.predictor(fmt)(repeat_to(probe, 1))
+            return True
+        except KdplugError as e:
+            note = f"{fmt}: not measured: {e}"
+            if note not in self.notes:
+                self.notes.append(note)
+            return False
 
     def _path(self, fmt):
         if fmt not in self.paths:
@@ -254,15 +277,22 @@ def tflite_predictor(path, input_keys, num_threads=None):
 
     def predict(features):
         arrays = {k: np.asarray(features[k], np.int32) for k in inputs}
-        if shapes != {k: a.shape for k, a in arrays.items()}:
+        try:
+            if shapes != {k: a.shape for k, a in arrays.items()}:
+                for k, a in arrays.items():
+                    interpreter.resize_tensor_input(inputs[k], a.shape, strict=False)
+                interpreter.allocate_tensors()
+                shapes.clear()
+                shapes.update({k: a.shape for k, a in arrays.items()})
             for k, a in arrays.items():
-                interpreter.resize_tensor_input(inputs[k], a.shape, strict=False)
-            interpreter.allocate_tensors()
+                interpreter.set_tensor(inputs[k], a)
+            interpreter.invoke()
+        except RuntimeError as e:
             shapes.clear()
-            shapes.update({k: a.shape for k, a in arrays.items()})
-        for k, a in arrays.items():
-            interpreter.set_tensor(inputs[k], a)
-        interpreter.invoke()
+            raise KdplugError(
+                f"{os.path.basename(path)} cannot run in this TFLite interpreter: "
+                f"{str(e).splitlines()[0][:300]}"
+            ) from None
         return interpreter.get_tensor(output).copy()
 
     return predict

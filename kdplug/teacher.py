@@ -90,7 +90,11 @@ def load_teacher(teacher_cfg, num_classes, resolve_path=os.path.abspath):
 
 def _tokenizer(source):
     try:
-        return keras_hub.tokenizers.BertTokenizer.from_preset(source)
+        # special_tokens_in_strings: "[MASK]" written by augmenters must
+        # become the mask token, not "[", "mask", "]".
+        return keras_hub.tokenizers.BertTokenizer.from_preset(
+            source, special_tokens_in_strings=True
+        )
     except Exception as e:
         raise ConfigError(
             f"cannot load a BERT tokenizer from {source!r}: {e}",

@@ -6,9 +6,12 @@ import time
 import keras
 import yaml
 
+from kdplug.cache import TeacherCache
 from kdplug.callbacks import StopOnNaN
 from kdplug.data import TextEncoder
 from kdplug.data import read_splits
+from kdplug.data.masking import needs_masking
+from kdplug.data.masking import stage_dataset
 from kdplug.distiller import Distiller
 from kdplug.errors import ConfigError
 from kdplug.finetune import TeacherFinetuner
@@ -21,6 +24,7 @@ from kdplug.report import write_report
 from kdplug.schedules import make_optimizer
 from kdplug.strategy import make_strategy
 from kdplug.teacher import load_teacher
+from kdplug.transfer_set import build_transfer_set
 
 LATENCY_RUNS = 30
 
@@ -63,16 +67,24 @@ class Experiment:
         self.strategy = make_strategy(cfg.training.strategy)
         splits = read_splits(cfg.data, cfg.resolve_path)
         teacher, encoder, teacher_info = self.prepare_teacher(splits)
-        train_ds = encoder.dataset(
-            splits["train"], cfg.training.batch_size, shuffle=True, seed=cfg.seed
-        )
-        val_ds = self._eval_dataset(encoder, splits["validation"])
-        test_ds = self._eval_dataset(encoder, splits["test"])
+        train = splits["train"]
+        if cfg.augment_steps:
+            train = build_transfer_set(
+                train, cfg.augment_steps, seed=cfg.seed, log=self.log,
+                cache=bool(cfg.cache and cfg.cache.transfer_set),
+            )
         method = self.pm.methods.get(cfg.method.name)(cfg.method_config)
         student_kind = self.pm.students.get(cfg.student.name)(cfg.student_config)
         with self.strategy.scope():
             student = method.build_student(teacher, student_kind, cfg.data.num_classes)
             stages = method.stages(teacher, student)
+        extra, cache_info = self.teacher_outputs(teacher, encoder, train, stages)
+        train_ds = encoder.dataset(
+            train, cfg.training.batch_size, shuffle=True, seed=cfg.seed, extra=extra
+        )
+        val_ds = self._eval_dataset(encoder, splits["validation"])
+        test_ds = self._eval_dataset(encoder, splits["test"])
+        self.tokenizer = encoder.tokenizer
         history = {}
         for index, stage in enumerate(stages):
             history[stage.name] = self.run_stage(
@@ -80,6 +92,10 @@ class Experiment:
             )
         report = self.evaluate(teacher, student, test_ds, splits, history)
         report["teacher"]["finetune"] = teacher_info
+        report["transfer_set"] = {
+            "original": len(splits["train"]), "total": len(train),
+        }
+        report["teacher_output_cache"] = cache_info
         student.save(os.path.join(self.run_dir, "student.keras"))
         write_report(self.run_dir, report)
         self.log(f"report: {os.path.join(self.run_dir, 'summary.md')}")
@@ -119,6 +135,31 @@ class Experiment:
             self.seconds["teacher fine-tuning"] = time.perf_counter() - start
         return teacher, encoder, info
 
+    def teacher_outputs(self, teacher, encoder, examples, stages):
+        """Precomputes (or reloads) the teacher taps every stage reads.
+
+        Returns `(extra_features, info)`; `({}, None)` when `cache:` is off,
+        and the Distiller then runs the teacher online.
+        """
+        cache = self.config.cache
+        taps = sorted(set().union(*(
+            t.required_teacher_taps() for stage in stages for t in stage.terms
+        )))
+        if not (cache and cache.teacher_outputs and taps):
+            return {}, None
+        if any(needs_masking(stage.terms) for stage in stages):
+            self.log("teacher-output cache: off, this method masks the teacher's "
+                     "inputs on the fly (the teacher runs online)")
+            return {}, None
+        start = time.perf_counter()
+        outputs = TeacherCache(
+            teacher, encoder, examples, taps, dtype=cache.dtype,
+            shard_size=cache.shard_size, batch_size=cache.batch_size, log=self.log,
+        )
+        info = outputs.precompute()
+        self.seconds["teacher outputs"] = time.perf_counter() - start
+        return outputs.load(), info
+
     def run_stage(self, index, stage, student, teacher, train_ds, val_ds):
         """Trains one stage; skips it if a previous run finished it."""
         cfg = self.config.training
@@ -131,6 +172,11 @@ class Experiment:
         student.trainable = True  # recursive: undoes a previous stage's freezing
         if stage.trainable is not None:
             stage.trainable(student)
+        seed = self.config.seed
+        train_ds = stage_dataset(train_ds, stage, self.tokenizer, seed=seed + index)
+        if val_ds is not None:
+            val_ds = stage_dataset(val_ds, stage, self.tokenizer, seed=seed,
+                                   training=False)
         epochs = stage.epochs or cfg.epochs
         steps = cfg.steps_per_epoch or int(train_ds.cardinality())
         backup = os.path.join(self.run_dir, "backup", tag)

@@ -37,6 +37,13 @@ class AugmentStep:
         augmenter: a configured `kdplug.augment.Augmenter`.
         n: samples drawn per original example (duplicates are dropped, so
             an example yields at most `n` new ones).
+
+    Examples:
+
+    ```python
+    step = AugmentStep(TangAugmenter(pos_source=LexiconPOS(lexicon)), n=20)
+    build_transfer_set(examples, [step], seed=0)
+    ```
     """
 
     augmenter: Any

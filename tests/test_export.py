@@ -98,3 +98,19 @@ def test_unknown_format_and_missing_export_are_clear_errors(tmp_path):
         exporter.export(str(tmp_path), formats=["onnx"])
     with pytest.raises(KdplugError, match="not exported"):
         exporter.predictor("tflite_int8")
+
+
+def test_bilstm_student_needs_select_ops_and_is_skipped_with_a_note(tmp_path):
+    from kdplug.models import BiLstmClassifier
+
+    model = BiLstmClassifier(vocabulary_size=testing.VOCAB_SIZE, num_classes=2,
+                             embedding_dim=8, lstm_units=8, hidden_dim=8)
+    exporter = StudentExporter(model, sequence_length=SEQ)
+    assert exporter.input_keys == ("token_ids", "padding_mask")
+    exporter.export(str(tmp_path), formats=["tflite_float32"])
+    assert set(exporter.paths) == {"saved_model", "tflite_float32"}
+    assert any("select ops" in n for n in exporter.notes), exporter.notes
+    x, _ = testing.toy_arrays(4)
+    latency = exporter.latency_ms(x, batch_sizes=(1,), runs=1, warmup=0)
+    assert set(latency) == {"keras", "saved_model"}
+    assert any(n.startswith("tflite_float32: not measured") for n in exporter.notes)

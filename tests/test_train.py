@@ -85,3 +85,33 @@ def test_cli_validate_and_plugins(tmp_path, capsys):
     assert main(["plugins"]) == 0
     out = capsys.readouterr().out
     assert "kd" in out and "method:kd" in out and "student:truncated" in out
+
+
+@pytest.mark.slow
+def test_run_with_augmented_transfer_set_and_teacher_output_cache(tmp_path):
+    config_path = write_config(
+        tmp_path,
+        teacher={"finetune": {"epochs": 2, "batch_size": 16, "learning_rate": 3e-3}},
+        training={"epochs": 1},
+    )
+    doc = yaml.safe_load(open(config_path))
+    doc["augment"] = [{"name": "mask", "n": 2, "p_mask": 0.3}]
+    doc["cache"] = {"dtype": "float32"}
+    with open(config_path, "w") as f:
+        yaml.safe_dump(doc, f)
+    report = Experiment(load_config(config_path), log=lambda *_: None).run()
+    transfer = report["transfer_set"]
+    assert transfer["original"] == 224
+    assert transfer["original"] < transfer["total"] <= 3 * transfer["original"]
+    info = report["teacher_output_cache"]
+    assert info["cached"] is False and info["bytes"] > 0
+    assert np.isfinite(report["history"]["distill"]["loss"]).all()
+
+    # A second run (new output folder) reuses the cached transfer set and outputs.
+    doc["output_dir"] = str(tmp_path / "runs2" / "{name}")
+    with open(config_path, "w") as f:
+        yaml.safe_dump(doc, f)
+    again = Experiment(load_config(config_path), log=lambda *_: None).run()
+    assert again["teacher_output_cache"]["cached"] is True
+    assert again["teacher_output_cache"]["key"] == info["key"]
+    assert again["transfer_set"] == transfer

@@ -126,13 +126,17 @@ def test_steps_are_chained_in_config_order():
 
 
 def test_sentence_pairs_go_through_both_texts():
-    pairs = Examples(["A film.", "A plot."], np.array([0, 1], "int32"),
-                     pairs=["Great fun.", "Dull story."])
+    pairs = Examples(["A film.", "A plot.", "Fun"], np.array([0, 1, 1], "int32"),
+                     pairs=["Great fun.", "Dull story!", "Great fun."])
     step = AugmentStep(MaskAugmenter(MaskAugmenter.Config(p_mask=1.0)), n=3)
     out = build_transfer_set(pairs, [step])
-    assert out.texts == ["A film.", "A plot.", "[MASK] [MASK].", "[MASK] [MASK]."]
-    assert out.pairs == ["Great fun.", "Dull story.", "[MASK] [MASK].", "[MASK] [MASK]."]
-    assert out.labels.tolist() == [0, 1, -1, -1]
+    # The second example's masked pair differs from the first's only in
+    # its second text ("!"); both are kept. Repeats across rounds are not.
+    assert out.texts == ["A film.", "A plot.", "Fun", "[MASK] [MASK].",
+                         "[MASK] [MASK].", "[MASK]"]
+    assert out.pairs == ["Great fun.", "Dull story!", "Great fun.", "[MASK] [MASK].",
+                         "[MASK] [MASK]!", "[MASK] [MASK]."]
+    assert out.labels.tolist() == [0, 1, 1, -1, -1, -1]
 
 
 def test_no_steps_returns_the_examples():
@@ -151,22 +155,22 @@ def test_a_broken_augmenter_is_named():
         build_transfer_set(examples(), [AugmentStep(Broken(), 1)])
 
 
-def test_cached_transfer_set_is_reused(tmp_path):
+def test_cached_transfer_set_is_reused(tmp_path, monkeypatch):
     steps = [AugmentStep(tang(), n=3)]
     first = build_transfer_set(examples(), steps, seed=0, cache=True)
     assert len(os.listdir(os.path.join(os.environ["KDPLUG_CACHE_DIR"], "transfer"))) == 1
 
-    class Exploding(TangAugmenter):
-        def augment(self, texts, rng):
-            raise AssertionError("should come from the cache")
+    def explode(self, texts, rng):
+        raise AssertionError("should come from the cache")
 
-    again = build_transfer_set(
-        examples(), [AugmentStep(Exploding(pos_source=LexiconPOS(LEXICON, False)), 3)],
-        seed=0, cache=True)
+    monkeypatch.setattr(TangAugmenter, "augment", explode)
+    again = build_transfer_set(examples(), [AugmentStep(tang(), n=3)], seed=0,
+                               cache=True)
     assert again.texts == first.texts and again.labels.tolist() == first.labels.tolist()
+    monkeypatch.undo()
     other = build_transfer_set(examples(), [AugmentStep(tang(), n=3)], seed=1,
-                               cache=str(tmp_path))
-    assert other.texts != first.texts and len(os.listdir(tmp_path)) == 1
+                               cache=str(tmp_path / "sets"))
+    assert other.texts != first.texts and len(os.listdir(tmp_path / "sets")) == 1
 
 
 def test_config_entries_are_validated():
@@ -179,9 +183,11 @@ def test_config_entries_are_validated():
     assert steps[1].augmenter.config.p_mask == 0.2
     assert augmenters_from_config(None, reg) == []
     cases = [
-        ([{"name": "tangg"}], "augment[0].name: unknown augmenter 'tangg' (did you mean 'tang'?)"),
+        ([{"name": "tangg"}],
+         "augment[0].name: unknown augmenter 'tangg' (did you mean 'tang'?)"),
         ([{"name": "mask", "p_mask": 2}], "augment[0]: p_mask must be in [0, 1]"),
-        ([{"name": "mask", "p_msk": 0.1}], "augment[0].p_msk: unknown key 'p_msk' (did you mean 'p_mask'?)"),
+        ([{"name": "mask", "p_msk": 0.1}],
+         "augment[0].p_msk: unknown key 'p_msk' (did you mean 'p_mask'?)"),
         ([{"name": "mask", "n": 0}], "augment[0].n: must be an integer >= 1"),
         ([{"n": 3}], "augment[0]: expected a mapping with a `name`"),
         ({"name": "mask"}, "augment: expected a list"),

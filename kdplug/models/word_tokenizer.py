@@ -6,7 +6,8 @@ import numpy as np
 
 PAD = "[PAD]"
 UNK = "[UNK]"
-_WORD = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+_WORD = re.compile(r"\[[A-Z]+\]|\w+|[^\w\s]", re.UNICODE)
+_SPECIAL = re.compile(r"\[[A-Z]+\]")
 
 
 @keras.saving.register_keras_serializable(package="kdplug")
@@ -69,9 +70,10 @@ class WordTokenizer:
     def split(self, text):
         if isinstance(text, bytes):
             text = text.decode("utf-8")
-        if self.lowercase:
-            text = text.lower()
-        return _WORD.findall(text)
+        words = _WORD.findall(text)
+        if self.lowercase:  # special tokens such as [MASK] keep their case
+            words = [w if _SPECIAL.fullmatch(w) else w.lower() for w in words]
+        return words
 
     def encode(self, text):
         """Word ids of one text (no padding or truncation)."""

@@ -16,10 +16,11 @@ class BiLstmMethod(kdplug.Method):
 
     The student may read the teacher's WordPiece ids (`student.input:
     token_ids`) or its own word ids (`input: word_ids`, with
-    `vocabulary_size` the word vocabulary's cap): the runner then builds a
-    `kdplug.data.WordEncoder` from the training texts and adds `word_ids` /
-    `word_padding_mask` to every batch, so the teacher and the student see
-    the same examples.
+    `vocabulary_size` the word vocabulary's cap): a `kdplug.data.WordEncoder`
+    built from the training texts adds `word_ids` / `word_padding_mask` to
+    every batch (`kdplug.data.word_encoder.word_dataset`), so the teacher and
+    the student see the same examples (see
+    docs/methods-bilstm-mobilebert.md for the runner step this needs).
 
     Config:
         alpha: weight of the hard-label loss; the logit MSE gets `1 - alpha`.

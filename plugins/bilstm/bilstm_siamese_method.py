@@ -7,10 +7,10 @@ class BiLstmSiameseMethod(BiLstmMethod):
     Same loss as `bilstm` (`alpha * hard CE + (1 - alpha) * logit MSE`); the
     default student is `bilstm-siamese`, which encodes the two sentences
     separately with one shared BiLSTM while the BERT teacher reads them as
-    one `[CLS] a [SEP] b [SEP]` sequence. Set `data.text_pair_column`. With
-    `student.input: word_ids` the runner's `WordEncoder` adds `word_ids` /
+    one `[CLS] a [SEP] b [SEP]` sequence. Set `data.text_pair_column` and
+    `student.input: word_ids`: a `kdplug.data.WordEncoder` adds `word_ids` /
     `word_padding_mask` (first sentence) and `word_ids_b` /
-    `word_padding_mask_b` (second).
+    `word_padding_mask_b` (second) to every batch.
 
     Config:
         alpha: weight of the hard-label loss; the logit MSE gets `1 - alpha`.

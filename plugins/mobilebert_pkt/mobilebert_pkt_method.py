@@ -10,6 +10,7 @@ from kdplug.terms import AttentionTransfer
 from kdplug.terms import FeatureMapTransfer
 from kdplug.terms import HardLabelCrossEntropy
 from kdplug.terms import SoftTargetCrossEntropy
+from kdplug_plugins.mobilebert_pkt.selectors import train_all
 from kdplug_plugins.mobilebert_pkt.selectors import train_block
 from kdplug_plugins.mobilebert_pkt.selectors import train_body
 
@@ -159,12 +160,12 @@ class MobileBertPKTMethod(kdplug.Method):
         cfg = self.config
         pairs = self.layer_map(teacher, student)
         distill = kdplug.Stage("distill", self.task_terms(),
-                               epochs=cfg.distill_epochs)
+                               epochs=cfg.distill_epochs, trainable=train_all)
         if cfg.variant == "auxiliary":
             return [kdplug.Stage(
                 "auxiliary",
                 self.layer_terms(teacher, student, pairs) + self.task_terms(),
-                epochs=cfg.distill_epochs)]
+                epochs=cfg.distill_epochs, trainable=train_all)]
         if cfg.variant == "joint-then-task":
             joint = kdplug.Stage(
                 "joint", self.layer_terms(teacher, student, pairs),

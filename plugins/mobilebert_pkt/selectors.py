@@ -1,9 +1,9 @@
 """Stage `trainable` selectors: which parts of a student train in a stage.
 
-A selector is called as `selector(student)` after the runner has made the
-whole student trainable; it switches parts off (Keras' `trainable` setter is
-recursive, so a block and everything inside it is frozen or unfrozen at
-once). Only the student's own layers are touched: the model objects that
+A selector is called as `selector(student)` before the stage's Distiller is
+built; it sets every part of the student (embeddings, each block, head)
+trainable or frozen explicitly, so it does not rely on the previous stage's
+state. Only the student's own layers are touched: the model objects that
 contain them stay trainable, otherwise Keras would hide every weight below.
 """
 
@@ -78,7 +78,16 @@ def set_trainable(student, embeddings=False, blocks=(), head=False):
         embeddings: bool. Train the embedding layers.
         blocks: iterable of 1-based block indices to train.
         head: bool. Train the pooler and the classifier.
+
+    Examples:
+
+    ```python
+    set_trainable(student, embeddings=True, blocks=[1])  # MobileBERT stage 1
+    ```
     """
+    for container in (student, getattr(student, "backbone", None)):
+        if container is not None and not container.trainable:
+            container.trainable = True  # else Keras hides every weight below
     parts = student_parts(student)
     blocks = {int(b) for b in blocks}
     bad = sorted(b for b in blocks if not 1 <= b <= len(parts["blocks"]))
@@ -88,11 +97,20 @@ def set_trainable(student, embeddings=False, blocks=(), head=False):
             f"{len(parts['blocks'])} blocks (1..{len(parts['blocks'])})"
         )
     for layer in parts["embeddings"]:
-        layer.trainable = bool(embeddings)
+        _set(layer, embeddings)
     for index, layer in enumerate(parts["blocks"], start=1):
-        layer.trainable = index in blocks
+        _set(layer, index in blocks)
     for layer in parts["head"]:
-        layer.trainable = bool(head)
+        _set(layer, head)
+
+
+def _set(layer, value):
+    # On the TensorFlow backend `layer.trainable = v` is a no-op when
+    # `layer.trainable` already is `v` (the tracking `__setattr__` short-
+    # circuits before the property setter), so it does not reach sublayers
+    # frozen on their own; set every nested layer explicitly.
+    for sub in layer._flatten_layers(include_self=True):
+        sub.trainable = bool(value)
 
 
 def _train_block(student, layer, embeddings):
@@ -106,6 +124,10 @@ def train_block(layer, embeddings=False):
     Blocks below are frozen, blocks above, the pooler and the classifier get
     no gradient from layer-`layer` losses and are frozen too.
 
+    Args:
+        layer: int. The block to train, 1-based.
+        embeddings: bool. Also train the embeddings.
+
     Examples:
 
     ```python
@@ -116,9 +138,37 @@ def train_block(layer, embeddings=False):
                              embeddings=bool(embeddings))
 
 
+def train_all(student):
+    """A selector training every part of the student (used by the final
+    stage, so it does not depend on how the previous stage was undone).
+
+    Args:
+        student: see `student_parts`.
+
+    Examples:
+
+    ```python
+    Stage("distill", terms, trainable=train_all)
+    ```
+    """
+    set_trainable(student, embeddings=True,
+                  blocks=range(1, len(student_parts(student)["blocks"]) + 1),
+                  head=True)
+
+
 def train_body(student):
     """A selector training embeddings and every block, not the pooler or
     classifier (for stages whose losses only read hidden states and
-    attention maps)."""
+    attention maps).
+
+    Args:
+        student: see `student_parts`.
+
+    Examples:
+
+    ```python
+    Stage("joint", layer_terms, trainable=train_body)
+    ```
+    """
     set_trainable(student, embeddings=True,
                   blocks=range(1, len(student_parts(student)["blocks"]) + 1))

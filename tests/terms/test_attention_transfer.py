@@ -117,3 +117,17 @@ def test_config_and_errors():
         AttentionTransfer([("hidden/1", "hidden/1")])
     with pytest.raises(KdplugError, match="head_reduction"):
         AttentionTransfer([("attention/1", "attention/1")], head_reduction="max")
+
+
+def test_same_value_under_xla():
+    rng = np.random.default_rng(3)
+    mask = np.array([[1, 1, 0, 0], [1, 1, 1, 1]], "int32")
+    t = random_attention(rng, 2, 4, 4, mask)
+    s = random_attention(rng, 2, 2, 4, mask)
+    term = AttentionTransfer([("attention/1", "attention/1")], head_reduction="group")
+    compiled = tf.function(
+        lambda t, s, m: term({"attention/1": t}, {"attention/1": s}, {"padding_mask": m}),
+        jit_compile=True)
+    t_group = np.stack([t[:, :2].mean(1), t[:, 2:].mean(1)], axis=1)
+    np.testing.assert_allclose(compiled(t, s, mask), np_kl_attention(t_group, s, mask),
+                               rtol=1e-5)

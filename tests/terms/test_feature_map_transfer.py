@@ -1,6 +1,7 @@
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
 import kdplug  # noqa: F401  (sets the Keras backend)
 from kdplug.errors import KdplugError
@@ -64,3 +65,15 @@ def test_taps_config_and_errors():
              {"hidden/2": np.ones((1, 2, 4), "float32")}, {})
     with pytest.raises(KdplugError, match="at least one"):
         FeatureMapTransfer([])
+
+
+def test_same_value_under_xla():
+    rng = np.random.default_rng(3)
+    t, s = (rng.normal(size=(2, 4, 3)).astype("float32") for _ in range(2))
+    mask = np.array([[1, 1, 0, 0], [1, 1, 1, 1]], "int32")
+    term = FeatureMapTransfer([("hidden/1", "hidden/1")])
+    compiled = tf.function(
+        lambda t, s, m: term({"hidden/1": t}, {"hidden/1": s}, {"padding_mask": m}),
+        jit_compile=True)
+    np.testing.assert_allclose(compiled(t, s, mask), np_feature_map_mse(t, s, mask),
+                               rtol=1e-5)
