@@ -12,6 +12,8 @@ from kdplug.data import TextEncoder
 from kdplug.data import read_splits
 from kdplug.data.masking import needs_masking
 from kdplug.data.masking import stage_dataset
+from kdplug.data.word_encoder import WordEncoder
+from kdplug.data.word_encoder import word_dataset
 from kdplug.distiller import Distiller
 from kdplug.errors import ConfigError
 from kdplug.finetune import TeacherFinetuner
@@ -23,6 +25,7 @@ from kdplug.report import latency_ms
 from kdplug.report import write_report
 from kdplug.schedules import make_optimizer
 from kdplug.strategy import make_strategy
+from kdplug.students.utils import force_trainable
 from kdplug.teacher import load_teacher
 from kdplug.transfer_set import build_transfer_set
 
@@ -57,6 +60,7 @@ class Experiment:
         self.log = log
         self.run_dir = config.run_dir()
         self.seconds = {}
+        self.words = None  # a WordEncoder when the student reads its own word ids
 
     def run(self):
         cfg = self.config
@@ -67,6 +71,7 @@ class Experiment:
         self.strategy = make_strategy(cfg.training.strategy)
         splits = read_splits(cfg.data, cfg.resolve_path)
         teacher, encoder, teacher_info = self.prepare_teacher(splits)
+        self.words = self._word_encoder(splits)
         train = splits["train"]
         if cfg.augment_steps:
             train = build_transfer_set(
@@ -79,8 +84,9 @@ class Experiment:
             student = method.build_student(teacher, student_kind, cfg.data.num_classes)
             stages = method.stages(teacher, student)
         extra, cache_info = self.teacher_outputs(teacher, encoder, train, stages)
-        train_ds = encoder.dataset(
-            train, cfg.training.batch_size, shuffle=True, seed=cfg.seed, extra=extra
+        train_ds = self._dataset(
+            encoder, train, cfg.training.batch_size, shuffle=True, seed=cfg.seed,
+            extra=extra,
         )
         val_ds = self._eval_dataset(encoder, splits["validation"])
         test_ds = self._eval_dataset(encoder, splits["test"])
@@ -169,7 +175,7 @@ class Experiment:
             student.load_weights(done)
             self.log(f"stage {stage.name}: already finished, loaded {done}")
             return {}
-        student.trainable = True  # recursive: undoes a previous stage's freezing
+        force_trainable(student)  # undo a previous stage's freezing
         if stage.trainable is not None:
             stage.trainable(student)
         seed = self.config.seed
@@ -235,7 +241,25 @@ class Experiment:
         report["seconds"] = dict(self.seconds)
         return report
 
+    def _word_encoder(self, splits):
+        """A word vocabulary from the training texts, for `input: word_ids`
+        students (e.g. BiLSTM); saved next to the student."""
+        cfg = self.config
+        if getattr(cfg.student_config, "input", None) != "word_ids":
+            return None
+        words = WordEncoder.from_examples(
+            splits["train"], cfg.data.sequence_length,
+            max_vocabulary_size=cfg.student_config.vocabulary_size,
+        )
+        words.save(os.path.join(self.run_dir, "word_vocabulary.json"))
+        return words
+
+    def _dataset(self, encoder, examples, batch_size, **kwargs):
+        if self.words is None:
+            return encoder.dataset(examples, batch_size, **kwargs)
+        return word_dataset(encoder, self.words, examples, batch_size, **kwargs)
+
     def _eval_dataset(self, encoder, examples):
         if examples is None:
             return None
-        return encoder.dataset(examples, max(self.config.training.batch_size, 64))
+        return self._dataset(encoder, examples, max(self.config.training.batch_size, 64))

@@ -63,15 +63,18 @@ def test_mirrored_custom_loop_matches_fit_on_one_device(cpu_devices):
     train = testing.toy_dataset(64, 16, seed=3)
     val = testing.toy_dataset(32, 16, seed=4)
 
-    distiller, optimizer = build(tf.distribute.OneDeviceStrategy(cpu_devices[0]))
+    one_device = tf.distribute.OneDeviceStrategy(cpu_devices[0])
+    distiller, optimizer = build(one_device)
     x, y = next(iter(train))
     with tf.GradientTape() as tape:
         total = distiller.compute_terms(x, y, None, training=True)[0]
     grads = tape.gradient(total, distiller.trainable_variables)
     norm = float(tf.linalg.global_norm([tf.convert_to_tensor(g) for g in grads]))
     assert norm > 2 * CLIPNORM  # every step is clipped: clipping must be global
-    distiller.compile(optimizer=optimizer, jit_compile=False,
-                      metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
+    with one_device.scope():
+        distiller.compile(
+            optimizer=optimizer, jit_compile=False,
+            metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
     expected = distiller.fit(train, validation_data=val, epochs=3, verbose=0).history
     expected_weights = student_weights(distiller)
 
@@ -155,9 +158,10 @@ def free_ports(n):
             s.close()
 
 
-def run_workers(tmp_path, timeout=150):
-    """Starts two worker processes; returns their outputs. Kills both and
-    fails (with their logs) if they do not finish within `timeout` s."""
+def run_workers(tmp_path, meanwhile=lambda: None, timeout=150):
+    """Starts two worker processes, calls `meanwhile()`, waits for them and
+    returns `(their outputs, meanwhile's result)`. Kills both and fails (with
+    their logs) if they do not finish within `timeout` s."""
     ports = free_ports(2)
     cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
     procs, outs, logs = [], [], []
@@ -174,6 +178,7 @@ def run_workers(tmp_path, timeout=150):
             env=env, stdout=logs[-1], stderr=subprocess.STDOUT))
     deadline = time.monotonic() + timeout
     try:
+        result = meanwhile()
         for proc in procs:
             proc.wait(timeout=max(deadline - time.monotonic(), 1))
     except subprocess.TimeoutExpired:
@@ -191,13 +196,14 @@ def run_workers(tmp_path, timeout=150):
         log.close()
     if any(p.returncode != 0 for p in procs):
         pytest.fail("multi-worker run failed or timed out:\n" + "\n".join(tails))
-    return [np.load(path) for path in outs]
+    return [np.load(path) for path in outs], result
 
 
 @pytest.mark.slow
 def test_two_workers_match_one_process(tmp_path):
-    workers = run_workers(tmp_path)
-    expected_weights, expected = multi_worker_script.train(use_fit=True)
+    # The single-process reference (`Distiller.fit`) runs while the workers do.
+    workers, (expected_weights, expected) = run_workers(
+        tmp_path, meanwhile=lambda: multi_worker_script.train(use_fit=True))
     for result in workers:
         assert int(result["replicas"]) == 2
         assert_same_history(json.loads(str(result["history"])), expected)

@@ -115,3 +115,22 @@ def test_run_with_augmented_transfer_set_and_teacher_output_cache(tmp_path):
     assert again["teacher_output_cache"]["cached"] is True
     assert again["teacher_output_cache"]["key"] == info["key"]
     assert again["transfer_set"] == transfer
+
+
+def test_run_bilstm_student_on_its_own_word_ids(tmp_path):
+    config_path = write_config(tmp_path, training={"epochs": 2})
+    doc = yaml.safe_load(open(config_path))
+    del doc["teacher"]["finetune"]
+    doc["method"] = {"name": "bilstm", "alpha": 0.5}
+    doc["student"] = {"kind": "bilstm", "input": "word_ids", "vocabulary_size": 64,
+                      "embedding_dim": 8, "lstm_units": 8, "hidden_dim": 8}
+    with open(config_path, "w") as f:
+        yaml.safe_dump(doc, f)
+    report = Experiment(load_config(config_path), log=lambda *_: None).run()
+    run_dir = tmp_path / "runs" / "toy"
+    assert (run_dir / "word_vocabulary.json").is_file()
+    history = report["history"]["distill"]
+    assert history["loss"][-1] < history["loss"][0]
+    assert report["student"]["params"] < report["teacher"]["params"]
+    saved = keras.saving.load_model(str(run_dir / "student.keras"))
+    assert saved.input_keys[0] == "word_ids"

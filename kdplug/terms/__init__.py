@@ -10,3 +10,7 @@ from kdplug.terms.term import Term
 from kdplug.terms.term import label_mask
 from kdplug.terms.attention_transfer import AttentionTransfer
 from kdplug.terms.feature_map_transfer import FeatureMapTransfer
+from kdplug.terms.projected_hidden_mse import ProjectedHiddenMSE
+from kdplug.terms.embedding_mse import EmbeddingMSE
+from kdplug.terms.attention_score_mse import AttentionScoreMSE
+from kdplug.terms.branch_self_distillation import BranchSelfDistillation

@@ -1,0 +1,85 @@
+import dataclasses
+from typing import Literal
+from typing import Optional
+
+import kdplug
+from kdplug.students import early_exit_bert
+from kdplug.terms import BranchSelfDistillation
+
+
+def freeze_backbone(student):
+    """Stage selector: freezes the copied BERT (backbone, pooler, final
+    classifier) so only the exit branches train."""
+    student.bert.trainable = False
+    for branch in student.branches:
+        branch.trainable = True
+
+
+class FastBERTMethod(kdplug.Method):
+    """FastBERT: self-distillation of exit branches, then adaptive inference.
+
+    The student is the fine-tuned teacher itself: `build_student` copies the
+    teacher's backbone and final classifier into an
+    `EarlyExitBertClassifier` and adds an exit branch after every layer but
+    the last (the configured `student` section is ignored). One stage,
+    `self_distill`, freezes the copied part and trains the branches with
+    `sum_i KL(p_final || p_i)` (`BranchSelfDistillation`), reading the final
+    classifier's distribution from the student's own taps, so no teacher
+    forward pass (and no teacher-output cache) is needed and labels are not
+    used. At inference time `student.predict_adaptive(inputs, speed)` exits
+    each example at the first branch whose normalised entropy is below
+    `speed`; `kdplug.fastbert_curve` sweeps `speed`.
+
+    Config:
+        branch_dim: width of each branch's tanh layer (default: hidden size).
+        branch_dropout: dropout inside the branches.
+        weight: weight of the self-distillation loss.
+        data: `unlabelled` (labels ignored, as in the paper) or `task`.
+
+    Examples:
+
+    ```yaml
+    method:
+      name: fastbert
+      branch_dim: 128
+    ```
+    """
+
+    name = "fastbert"
+    description = "FastBERT self-distilled exit branches + adaptive inference"
+    default_student = {"kind": "truncated"}
+
+    @dataclasses.dataclass
+    class Config:
+        branch_dim: Optional[int] = None
+        branch_dropout: float = 0.1
+        weight: float = 1.0
+        data: Literal["unlabelled", "task"] = "unlabelled"
+
+        def __post_init__(self):
+            if self.branch_dim is not None and self.branch_dim <= 0:
+                raise ValueError(f"branch_dim must be > 0, got {self.branch_dim}")
+            if not 0.0 <= self.branch_dropout < 1.0:
+                raise ValueError(
+                    f"branch_dropout must be in [0, 1), got {self.branch_dropout}"
+                )
+
+    def build_student(self, teacher, student_kind, num_classes):
+        """The EarlyExit model built from the fine-tuned teacher's weights;
+        `student_kind` is ignored."""
+        return early_exit_bert(
+            teacher, num_classes,
+            branch_dim=self.config.branch_dim,
+            branch_dropout=self.config.branch_dropout,
+        )
+
+    def stages(self, teacher, student):
+        term = BranchSelfDistillation(
+            student.branch_tap_names(), weight=self.config.weight
+        )
+        return [
+            kdplug.Stage(
+                "self_distill", [term], trainable=freeze_backbone,
+                data=self.config.data,
+            )
+        ]

@@ -1,0 +1,218 @@
+import dataclasses
+from typing import Literal
+from typing import Optional
+
+import kdplug
+from kdplug.errors import KdplugError
+from kdplug.mapping import EMBEDDINGS
+from kdplug.mapping import check_tap_pair
+from kdplug.terms import AttentionScoreMSE
+from kdplug.terms import EmbeddingMSE
+from kdplug.terms import ProjectedHiddenMSE
+from kdplug.terms import SoftTargetCrossEntropy
+
+STAGES = ("general", "task_intermediate", "task_prediction")
+
+
+class TinyBertMethod(kdplug.Method):
+    """TinyBERT (Jiao et al. 2020): transformer-layer distillation in stages.
+
+    Student layer `m` learns teacher layer `g(m)` (the `mapping`, by default
+    TinyBERT's uniform `g(m) = m N / M`) through
+
+    - `embedding_mse`: `MSE(E_S W_e, E_T)` on the embedding-layer outputs
+      (`EmbeddingMSE`),
+    - `hidden_mse`: `sum_m MSE(H_S^m W_h, H_T^g(m))` on the layer outputs
+      (`ProjectedHiddenMSE`),
+    - `attention_mse`: `sum_m 1/h sum_heads MSE(A_S^m, A_T^g(m))` on the
+      unnormalised attention scores `attention_scores/<i>`, padded queries
+      and keys masked out (`AttentionScoreMSE`),
+    - `soft_ce`: the prediction-layer soft cross-entropy
+      `-softmax(z_T / t) . log_softmax(z_S / t)` (`SoftTargetCrossEntropy`,
+      which multiplies by `t^2`).
+
+    `W_e` / `W_h` are learned `Projection`s that exist only where the widths
+    differ; they live in the terms (trained with the student, never
+    exported). The same intermediate terms (hence the same projections) are
+    used by `general` and `task_intermediate`.
+
+    Stages (`stages:`, any subset, in this order):
+
+    - `general`: embedding + hidden + attention losses on the training texts
+      with labels ignored (`data: unlabelled`); stands in for the paper's
+      general distillation on a large corpus.
+    - `task_intermediate`: the same intermediate losses on the task's
+      transfer set (`data: task`).
+    - `task_prediction`: the soft cross-entropy on the logits.
+
+    When the experiment has an `augment:` section, the task stages train on
+    the augmented transfer set (the training split plus augmented
+    examples), as TinyBERT's data augmentation prescribes: every stage with
+    `data: task` reads the transfer set. The `general` stage reads the same
+    texts without labels.
+
+    Config:
+        stages: which stages to run, a subset of `general`,
+            `task_intermediate`, `task_prediction`, in that order.
+        mapping: name of a registered layer mapping (`uniform`, `skip`,
+            `last`) pairing teacher and student transformer layers; the
+            embeddings always pair with the embeddings.
+        temperature: softmax temperature of the prediction loss (paper: 1).
+        embedding_weight, hidden_weight, attention_weight: weights of the
+            intermediate losses (0 drops the term).
+        prediction_weight: weight of the prediction loss.
+        head_reduction: `group`, `mean` or null, for attention maps with
+            different head counts (null requires equal counts, as TinyBERT).
+        general_epochs, intermediate_epochs, prediction_epochs: epochs of
+            each stage; null uses `training.epochs`.
+        general_learning_rate, intermediate_learning_rate,
+        prediction_learning_rate: per-stage learning rates; null uses
+            `training.learning_rate`.
+
+    Examples:
+
+    ```yaml
+    method:
+      name: tinybert
+      stages: [general, task_intermediate, task_prediction]
+      mapping: uniform
+      temperature: 1.0
+      general_epochs: 1
+    student:
+      kind: narrow
+      num_layers: 4
+      hidden_dim: 312
+    ```
+    """
+
+    name = "tinybert"
+    description = ("TinyBERT: embedding + hidden (projected) + attention-score MSE, "
+                   "then soft CE; general and task stages")
+    default_student = {"kind": "narrow"}
+
+    @dataclasses.dataclass
+    class Config:
+        stages: list = dataclasses.field(default_factory=lambda: list(STAGES))
+        mapping: str = "uniform"
+        temperature: float = 1.0
+        embedding_weight: float = 1.0
+        hidden_weight: float = 1.0
+        attention_weight: float = 1.0
+        prediction_weight: float = 1.0
+        head_reduction: Optional[Literal["group", "mean"]] = None
+        general_epochs: Optional[int] = None
+        intermediate_epochs: Optional[int] = None
+        prediction_epochs: Optional[int] = None
+        general_learning_rate: Optional[float] = None
+        intermediate_learning_rate: Optional[float] = None
+        prediction_learning_rate: Optional[float] = None
+
+        def __post_init__(self):
+            stages = [str(s) for s in self.stages]
+            if not stages:
+                raise ValueError(f"stages must name at least one of {list(STAGES)}")
+            unknown = [s for s in stages if s not in STAGES]
+            if unknown:
+                raise ValueError(
+                    f"unknown stage(s) {unknown}; known: {', '.join(STAGES)}")
+            if len(set(stages)) != len(stages) or stages != sorted(
+                    stages, key=STAGES.index):
+                raise ValueError(
+                    f"stages must be distinct and in the order "
+                    f"{', '.join(STAGES)}; got {stages}")
+            self.stages = stages
+            if self.temperature <= 0:
+                raise ValueError(f"temperature must be > 0, got {self.temperature}")
+            for field in ("embedding_weight", "hidden_weight", "attention_weight",
+                          "prediction_weight"):
+                if getattr(self, field) < 0:
+                    raise ValueError(f"{field} must be >= 0")
+            if self.head_reduction not in (None, "group", "mean"):
+                raise ValueError(
+                    f"head_reduction must be group, mean or null, got "
+                    f"{self.head_reduction!r}")
+            if (self.intermediate_stages() and self.embedding_weight == 0
+                    and self.hidden_weight == 0 and self.attention_weight == 0):
+                raise ValueError(
+                    "embedding_weight, hidden_weight and attention_weight are "
+                    "all 0: the general / task_intermediate stages have no loss")
+            if "task_prediction" in stages and self.prediction_weight == 0:
+                raise ValueError("prediction_weight must be > 0 for task_prediction")
+            for field in ("general_epochs", "intermediate_epochs",
+                          "prediction_epochs"):
+                value = getattr(self, field)
+                if value is not None and value < 1:
+                    raise ValueError(f"{field} must be >= 1, got {value}")
+            for field in ("general_learning_rate", "intermediate_learning_rate",
+                          "prediction_learning_rate"):
+                value = getattr(self, field)
+                if value is not None and value <= 0:
+                    raise ValueError(f"{field} must be > 0, got {value}")
+
+        def intermediate_stages(self):
+            return [s for s in self.stages if s != "task_prediction"]
+
+    def layer_mapping(self):
+        """The configured `kdplug.mapping.LayerMapping` (looked up by name)."""
+        from kdplug.plugins import get_plugin_manager
+
+        try:
+            cls = get_plugin_manager().mappings.get(self.config.mapping)
+        except KeyError as e:
+            raise KdplugError(f"tinybert: {e.args[0]}") from None
+        return cls()
+
+    def layer_map(self, teacher, student):
+        """`(teacher_layer, student_layer)` pairs of transformer layers (1-based)."""
+        pairs = self.layer_mapping().resolve(teacher, student)
+        return [(t, s) for t, s in pairs if EMBEDDINGS not in (t, s)]
+
+    def intermediate_terms(self, teacher, student):
+        """`embedding_mse`, `hidden_mse`, `attention_mse` (weights > 0 only)."""
+        cfg = self.config
+        pairs = self.layer_map(teacher, student)
+        terms = []
+        if cfg.embedding_weight > 0:
+            check_tap_pair(teacher, student, "embeddings", "embeddings")
+            terms.append(EmbeddingMSE.from_models(
+                teacher, student, weight=cfg.embedding_weight))
+        if cfg.hidden_weight > 0 and pairs:
+            terms.append(ProjectedHiddenMSE.from_models(
+                teacher, student, [(f"hidden/{t}", f"hidden/{s}") for t, s in pairs],
+                weight=cfg.hidden_weight))
+        if cfg.attention_weight > 0 and pairs:
+            scores = [(f"attention_scores/{t}", f"attention_scores/{s}")
+                      for t, s in pairs]
+            for t_tap, s_tap in scores:
+                check_tap_pair(teacher, student, t_tap, s_tap, cfg.head_reduction)
+            terms.append(AttentionScoreMSE(
+                scores, weight=cfg.attention_weight,
+                head_reduction=cfg.head_reduction))
+        if not terms:
+            raise KdplugError(
+                "tinybert: no intermediate loss applies (the mapping pairs no "
+                "transformer layers and embedding_weight is 0)")
+        return terms
+
+    def stages(self, teacher, student):
+        cfg = self.config
+        stages = []
+        intermediate = None
+        if cfg.intermediate_stages():
+            intermediate = self.intermediate_terms(teacher, student)
+        if "general" in cfg.stages:
+            stages.append(kdplug.Stage(
+                "general", intermediate, epochs=cfg.general_epochs,
+                data="unlabelled", learning_rate=cfg.general_learning_rate))
+        if "task_intermediate" in cfg.stages:
+            stages.append(kdplug.Stage(
+                "task_intermediate", intermediate, epochs=cfg.intermediate_epochs,
+                data="task", learning_rate=cfg.intermediate_learning_rate))
+        if "task_prediction" in cfg.stages:
+            stages.append(kdplug.Stage(
+                "task_prediction",
+                [SoftTargetCrossEntropy(cfg.temperature,
+                                        weight=cfg.prediction_weight)],
+                epochs=cfg.prediction_epochs, data="task",
+                learning_rate=cfg.prediction_learning_rate))
+        return stages
