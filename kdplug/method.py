@@ -76,6 +76,15 @@ class Method:
     def stages(self, teacher, student):
         raise NotImplementedError(f"{type(self).__name__}.stages()")
 
+    def evaluate(self, student, test_ds, run_dir):
+        """Method-specific evaluation added to the run's report.
+
+        Called by `kdplug run` after training with the student and the test
+        split; return a JSON-able dict (saved under `report["method"]`) or
+        None. Files written into `run_dir` belong to the report.
+        """
+        return None
+
 
 class StudentKind:
     """A student architecture that plugins register (`student.kind`).

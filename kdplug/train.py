@@ -97,6 +97,9 @@ class Experiment:
                 index, stage, student, teacher, train_ds, val_ds
             )
         report = self.evaluate(teacher, student, test_ds, splits, history)
+        extra = method.evaluate(student, test_ds, self.run_dir)
+        if extra:
+            report["method_evaluation"] = extra
         report["teacher"]["finetune"] = teacher_info
         report["transfer_set"] = {
             "original": len(splits["train"]), "total": len(train),

@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import sys
+import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
@@ -46,7 +47,7 @@ def build(strategy):
     """A tiny trained-from-scratch teacher/student pair and its optimizer,
     created under `strategy.scope()`."""
     with strategy.scope():
-        teacher = testing.tiny_bert_classifier(num_layers=2, seed=1)
+        teacher = testing.tiny_bert_classifier(num_layers=1, seed=1)
         student = testing.tiny_bert_classifier(num_layers=1, seed=2)
         distiller = Distiller(student, teacher, [
             SoftTargetCrossEntropy(2.0, weight=0.5), HardLabelCrossEntropy(weight=0.5)])
@@ -86,7 +87,15 @@ def main(argv=None):
     np.savez(args.out, history=json.dumps(history),
              replicas=strategy.num_replicas_in_sync,
              **{f"w{i}": w for i, w in enumerate(weights)})
-    return 0
+    # A last collective so that no worker leaves while another still needs
+    # it, then exit without TensorFlow's teardown, which can keep a
+    # multi-worker process alive for tens of seconds after its work is done.
+    barrier = tf.function(lambda: strategy.run(lambda: tf.constant(1.0)))
+    strategy.reduce("SUM", barrier(), axis=None)
+    time.sleep(0.5)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

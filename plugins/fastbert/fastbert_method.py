@@ -3,6 +3,7 @@ from typing import Literal
 from typing import Optional
 
 import kdplug
+from kdplug.fastbert_curve import fastbert_curve
 from kdplug.students import early_exit_bert
 from kdplug.terms import BranchSelfDistillation
 
@@ -83,3 +84,8 @@ class FastBERTMethod(kdplug.Method):
                 data=self.config.data,
             )
         ]
+
+    def evaluate(self, student, test_ds, run_dir):
+        """The speed curve: threshold vs accuracy vs layers vs examples/s."""
+        curve = fastbert_curve(student, test_ds, output_dir=run_dir)
+        return {"fastbert_curve": curve}
