@@ -4,6 +4,7 @@ import os
 import time
 
 import keras
+import numpy as np
 import yaml
 
 from kdplug.cache import TeacherCache
@@ -176,6 +177,7 @@ class Experiment:
         done = os.path.join(self.run_dir, "stages", f"{tag}.weights.h5")
         if os.path.isfile(done):
             student.load_weights(done)
+            load_term_weights(stage.terms, done.replace(".weights.h5", ".terms.npz"))
             self.log(f"stage {stage.name}: already finished, loaded {done}")
             return {}
         force_trainable(student)  # undo a previous stage's freezing
@@ -219,7 +221,8 @@ class Experiment:
         )
         self.seconds[f"stage {stage.name}"] = time.perf_counter() - start
         os.makedirs(os.path.dirname(done), exist_ok=True)
-        student.save_weights(done)
+        save_term_weights(stage.terms, done.replace(".weights.h5", ".terms.npz"))
+        student.save_weights(done)  # written last: marks the stage finished
         return {k: [float(v) for v in vals] for k, vals in history.history.items()}
 
     def evaluate(self, teacher, student, test_ds, splits, history):
@@ -266,3 +269,25 @@ class Experiment:
         if examples is None:
             return None
         return self._dataset(encoder, examples, max(self.config.training.batch_size, 64))
+
+
+def save_term_weights(terms, path):
+    """Saves the terms' own weights (projections, heads, schedulable
+    scalars) so a later stage that shares them resumes with trained values."""
+    arrays = {
+        f"{term.name}/{i}": value
+        for term in terms
+        for i, value in enumerate(term.get_weights())
+    }
+    tmp = path + ".tmp.npz"
+    np.savez(tmp, **arrays)
+    os.replace(tmp, path)
+
+
+def load_term_weights(terms, path):
+    if not os.path.isfile(path):
+        return
+    with np.load(path) as arrays:
+        for term in terms:
+            values = [arrays[f"{term.name}/{i}"] for i in range(len(term.weights))]
+            term.set_weights(values)
