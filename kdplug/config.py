@@ -14,6 +14,7 @@ config.method.name, config.method_config.temperature
 
 import dataclasses
 import os
+from typing import List
 from typing import Literal
 from typing import Optional
 from typing import Union
@@ -113,6 +114,18 @@ class CacheConfig:
 
 
 @dataclasses.dataclass
+class ExportConfig:
+    """`export:`: the student formats written under `runs/<name>/export/` and
+    measured (size, batch-1/batch-32 CPU latency, test accuracy)."""
+
+    formats: List[Literal["keras", "saved_model", "tflite_float32",
+                          "tflite_int8"]] = dataclasses.field(
+        default_factory=lambda: ["keras", "saved_model", "tflite_float32",
+                                 "tflite_int8"])
+    latency_batch_sizes: List[int] = dataclasses.field(default_factory=lambda: [1, 32])
+
+
+@dataclasses.dataclass
 class PluginSection:
     """`method:` / `student:`: a plugin name plus that plugin's options."""
 
@@ -136,6 +149,7 @@ class ExperimentConfig:
     augment: list = dataclasses.field(default_factory=list)
     augment_steps: list = dataclasses.field(default_factory=list)
     cache: Optional[CacheConfig] = None
+    export: Optional[ExportConfig] = dataclasses.field(default_factory=ExportConfig)
 
     @property
     def base_dir(self):
@@ -161,6 +175,7 @@ class ExperimentConfig:
             "training": to_dict(self.training),
             "augment": self.augment,
             "cache": to_dict(self.cache) if self.cache else False,
+            "export": to_dict(self.export) if self.export else False,
         }
 
 
@@ -176,6 +191,7 @@ class _Top:
     output_dir: str = "runs/{name}"
     augment: Optional[list] = None
     cache: Union[bool, dict, None] = None
+    export: Union[bool, dict] = True
 
 
 def load_config(path, plugin_manager=None):
@@ -226,6 +242,13 @@ def config_from_dict(data, file=None, plugin_manager=None):
         cache = parse(CacheConfig, cache, "cache", file)
     else:
         cache = None
+    export = top.export
+    if export is True:
+        export = ExportConfig()
+    elif isinstance(export, dict):
+        export = parse(ExportConfig, export, "export", file)
+    else:
+        export = None
     config = ExperimentConfig(
         name=top.name,
         data=data_cfg,
@@ -240,6 +263,7 @@ def config_from_dict(data, file=None, plugin_manager=None):
         file=file,
         augment=top.augment or [],
         cache=cache,
+        export=export,
     )
     config.augment_steps = augmenters_from_config(
         top.augment, plugin_manager.augmenters, file,

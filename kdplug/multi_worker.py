@@ -1,8 +1,6 @@
 """A training loop without `fit`, for strategies where Keras 3 `fit` fails."""
 
 import contextlib
-import json
-import os
 import shutil
 import tempfile
 
@@ -122,8 +120,11 @@ class CustomLoopTrainer:
             backup_dir: a folder for per-epoch checkpoints (student, term
                 weights, optimizer, epoch): an interrupted `fit` resumes
                 from the last finished epoch, and the folder is removed when
-                training ends. Under multi-worker, workers other than the
-                chief write to a temporary folder.
+                `fit` returns. Under multi-worker, the chief writes it and the
+                other workers write to a temporary folder; all of them resume
+                from it, so it must be a path every worker can read (a shared
+                file system). Workers that would resume from different epochs
+                raise a `KdplugError` instead of hanging.
             verbose: 0 silent, else a progress bar per epoch.
         """
         dist = self._distribute(dataset.repeat() if steps_per_epoch else dataset)
@@ -163,21 +164,9 @@ class CustomLoopTrainer:
                 if self._stopping():
                     break
             callbacks.on_train_end(logs=None)
-        if backup_dir and self._is_chief() and not self._stopping():
+        if backup_dir and self._is_chief():
             shutil.rmtree(backup_dir, ignore_errors=True)
         return history
-
-    def train_steps(self, dataset, steps=None):
-        """Runs `steps` training steps (all of `dataset` if None) with fresh
-        metrics; returns their means (`{"loss": ..., <term>: ...}`)."""
-        self._reset()
-        dist = self._distribute(dataset)
-        with self._optimizer_clipping_off():
-            for step, batch in enumerate(dist):
-                if steps is not None and step >= steps:
-                    break
-                self._train_fn(batch)
-        return self._results()
 
     def evaluate(self, dataset):
         """Loss, per-term losses and metrics on a dataset (training=False),
@@ -326,13 +315,7 @@ class CustomLoopTrainer:
             )
 
     def _is_chief(self):
-        resolver = getattr(self.strategy, "cluster_resolver", None)
-        if resolver is None or not resolver.task_type:
-            return True
-        return resolver.task_type == "chief" or (
-            resolver.task_type == "worker" and resolver.task_id == 0
-            and "chief" not in resolver.cluster_spec().as_dict()
-        )
+        return is_chief(self.strategy)
 
     def _restore(self, backup_dir):
         if not backup_dir:
@@ -350,7 +333,19 @@ class CustomLoopTrainer:
         latest = tf.train.latest_checkpoint(backup_dir)
         if latest:
             checkpoint.restore(latest).expect_partial()
-        return checkpoint, int(checkpoint.epoch.numpy())
+        start = int(checkpoint.epoch.numpy())
+        if getattr(self.strategy.extended, "_in_multi_worker_mode", lambda: False)():
+            # Every replica reports its epoch; they must agree.
+            report = tf.function(lambda: self.strategy.run(
+                lambda: tf.constant(start, tf.int64)))
+            total = int(self.strategy.reduce("SUM", report(), axis=None))
+            if total != start * self.strategy.num_replicas_in_sync:
+                raise KdplugError(
+                    f"workers would resume from different epochs (this one: "
+                    f"{start}, from {backup_dir!r}): backup_dir must be on a "
+                    "file system that every worker reads"
+                )
+        return checkpoint, start
 
     def _save(self, checkpoint, backup_dir):
         if self._is_chief():
@@ -363,6 +358,28 @@ class CustomLoopTrainer:
             tf.train.CheckpointManager(checkpoint, scratch, max_to_keep=1).save()
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+
+
+def is_chief(strategy=None):
+    """Whether this process is the one that writes a run's files: always
+    true but under a multi-worker strategy, where it is the `chief` task, or
+    worker 0 when the cluster has no chief.
+
+    Examples:
+
+    ```python
+    if is_chief(strategy):
+        write_report(run_dir, report)
+    ```
+    """
+    strategy = strategy or tf.distribute.get_strategy()
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if resolver is None or not resolver.task_type:
+        return True
+    if resolver.task_type == "chief":
+        return True
+    return (resolver.task_type == "worker" and resolver.task_id == 0
+            and "chief" not in resolver.cluster_spec().as_dict())
 
 
 def clip_by_norm(g, square, clip):
@@ -379,12 +396,3 @@ def clip_by_global_norm(grads, squares, clip):
     scale = clip * ops.minimum(1.0 / norm, 1.0 / clip) + (norm - norm)
     return [g * scale for g in grads]
 
-
-def worker_info():
-    """`(task_type, task_id, num_workers)` from `TF_CONFIG` (`(None, 0, 1)`
-    without one)."""
-    config = json.loads(os.environ.get("TF_CONFIG") or "{}")
-    task = config.get("task", {})
-    cluster = config.get("cluster", {})
-    workers = sum(len(v) for k, v in cluster.items() if k in ("chief", "worker"))
-    return task.get("type"), int(task.get("index", 0)), max(workers, 1)

@@ -91,6 +91,30 @@ def summary_markdown(report):
     ]
     for key, value in report["seconds"].items():
         lines.append(f"- {key}: {value:.0f} s")
+    export = report.get("export")
+    if export:
+        sizes = export["size_bytes"]
+        batches = sorted({b for fmt in export["latency_ms"].values() for b in fmt},
+                         key=lambda b: int(b.split("_")[1]))
+        lines += [
+            "", "## Exported student", "",
+            "| format | size (MB) | test accuracy | "
+            + " | ".join(f"{b.replace('_', ' ')} latency (ms)" for b in batches) + " |",
+            "|---|---|---|" + "---|" * len(batches),
+        ]
+        for fmt, size in sizes.items():
+            acc = export["accuracy"].get(fmt)
+            lat = export["latency_ms"].get(fmt, {})
+            cells = [f"{lat[b]['median']:.1f}" if b in lat else "–" for b in batches]
+            lines.append(
+                f"| {fmt} | {size / 1e6:.1f} | "
+                f"{'–' if acc is None else f'{acc:.4f}'} | " + " | ".join(cells) + " |"
+            )
+        lines += [f"- {note}" for note in export.get("notes", [])]
+    if report.get("plots"):
+        lines += ["", "## Plots", ""]
+        lines += [f"![{name}]({os.path.basename(path)})"
+                  for name, path in report["plots"].items()]
     lines += ["", "## Stages", ""]
     for stage, hist in report["history"].items():
         final = ", ".join(f"{k} {v[-1]:.4f}" for k, v in sorted(hist.items()))

@@ -5,6 +5,7 @@ import time
 
 import keras
 import numpy as np
+import tensorflow as tf
 import yaml
 
 from kdplug.cache import TeacherCache
@@ -15,9 +16,13 @@ from kdplug.data.masking import needs_masking
 from kdplug.data.masking import stage_dataset
 from kdplug.data.word_encoder import WordEncoder
 from kdplug.data.word_encoder import word_dataset
+from kdplug import plots
 from kdplug.distiller import Distiller
+from kdplug.export import StudentExporter
 from kdplug.errors import ConfigError
 from kdplug.finetune import TeacherFinetuner
+from kdplug.multi_worker import CustomLoopTrainer
+from kdplug.multi_worker import is_chief
 from kdplug.plugins import get_plugin_manager
 from kdplug.report import accuracy
 from kdplug.report import count_params
@@ -106,10 +111,27 @@ class Experiment:
             "original": len(splits["train"]), "total": len(train),
         }
         report["teacher_output_cache"] = cache_info
-        student.save(os.path.join(self.run_dir, "student.keras"))
-        write_report(self.run_dir, report)
-        self.log(f"report: {os.path.join(self.run_dir, 'summary.md')}")
+        if is_chief(self.strategy):  # one writer under multi-worker training
+            student.save(os.path.join(self.run_dir, "student.keras"))
+            if cfg.export:
+                report["export"] = self.export(student, test_ds)
+            report["plots"] = plots.write_plots(self.run_dir, report)
+            write_report(self.run_dir, report)
+            self.log(f"report: {os.path.join(self.run_dir, 'summary.md')}")
         return report
+
+    def export(self, student, test_ds):
+        """Exports the student in every configured format and measures each."""
+        start = time.perf_counter()
+        exporter = StudentExporter(student, sequence_length=self.config.data.sequence_length)
+        result = exporter.run(
+            os.path.join(self.run_dir, "export"), test_ds,
+            formats=tuple(self.config.export.formats),
+            batch_sizes=tuple(self.config.export.latency_batch_sizes),
+            runs=LATENCY_RUNS,
+        )
+        self.seconds["export"] = time.perf_counter() - start
+        return result
 
     def prepare_teacher(self, splits):
         """Loads the teacher, checks it against the data, fine-tunes it."""
@@ -201,29 +223,44 @@ class Experiment:
                 metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
                 jit_compile=cfg.jit_compile,
             )
+        multi_worker = isinstance(
+            self.strategy, tf.distribute.MultiWorkerMirroredStrategy
+        )
         callbacks = [
-            keras.callbacks.BackupAndRestore(backup),
             StopOnNaN(stage.name, backup),
+            keras.callbacks.TensorBoard(os.path.join(self.run_dir, "tensorboard", tag)),
         ]
+        if not multi_worker:  # the custom loop checkpoints itself
+            callbacks.insert(0, keras.callbacks.BackupAndRestore(backup))
         for extra in self.pm.hook.kdplug_callbacks(config=self.config):
             callbacks.extend(extra or [])
         self.log(f"stage {stage.name}: {epochs} epoch(s) x {steps} steps, "
                  f"terms: {', '.join(t.name for t in stage.terms)}")
         start = time.perf_counter()
-        history = distiller.fit(
-            train_ds,
-            validation_data=val_ds,
-            epochs=epochs,
-            steps_per_epoch=cfg.steps_per_epoch,
-            callbacks=callbacks,
-            verbose=cfg.verbose,
-            shuffle=False,  # the dataset reshuffles itself every epoch
-        )
+        if multi_worker:  # Keras 3 fit() cannot run under this strategy
+            history = CustomLoopTrainer(
+                distiller, strategy=self.strategy, jit_compile=cfg.jit_compile
+            ).fit(
+                train_ds, validation_data=val_ds, epochs=epochs,
+                steps_per_epoch=cfg.steps_per_epoch, callbacks=callbacks,
+                backup_dir=backup, verbose=0 if cfg.verbose == 0 else 1,
+            )
+        else:
+            history = distiller.fit(
+                train_ds,
+                validation_data=val_ds,
+                epochs=epochs,
+                steps_per_epoch=cfg.steps_per_epoch,
+                callbacks=callbacks,
+                verbose=cfg.verbose,
+                shuffle=False,  # the dataset reshuffles itself every epoch
+            ).history
         self.seconds[f"stage {stage.name}"] = time.perf_counter() - start
-        os.makedirs(os.path.dirname(done), exist_ok=True)
-        save_term_weights(stage.terms, done.replace(".weights.h5", ".terms.npz"))
-        student.save_weights(done)  # written last: marks the stage finished
-        return {k: [float(v) for v in vals] for k, vals in history.history.items()}
+        if is_chief(self.strategy):
+            os.makedirs(os.path.dirname(done), exist_ok=True)
+            save_term_weights(stage.terms, done.replace(".weights.h5", ".terms.npz"))
+            student.save_weights(done)  # written last: marks the stage finished
+        return {k: [float(v) for v in vals] for k, vals in history.items()}
 
     def evaluate(self, teacher, student, test_ds, splits, history):
         start = time.perf_counter()

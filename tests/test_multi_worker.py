@@ -204,6 +204,7 @@ def test_two_workers_match_one_process(tmp_path):
     # The single-process reference (`Distiller.fit`) runs while the workers do.
     workers, (expected_weights, expected) = run_workers(
         tmp_path, meanwhile=lambda: multi_worker_script.train(use_fit=True))
+    assert [bool(r["chief"]) for r in workers] == [True, False]
     for result in workers:
         assert int(result["replicas"]) == 2
         assert_same_history(json.loads(str(result["history"])), expected)

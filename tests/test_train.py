@@ -51,6 +51,16 @@ def test_run_end_to_end_writes_report_and_resumes(tmp_path):
         pytest.approx(student["accuracy"])
     summary = (run_dir / "summary.md").read_text()
     assert "| teacher |" in summary and "| student |" in summary
+    assert "| tflite_int8 |" in summary and "loss_curves.png" in summary
+    export = report["export"]
+    assert (run_dir / "export" / "student_int8.tflite").is_file()
+    # dynamic-range int8 only quantises tensors of >= 1024 weights: none here
+    assert export["size_bytes"]["tflite_int8"] <= export["size_bytes"]["tflite_float32"]
+    assert export["accuracy"]["tflite_float32"] == pytest.approx(student["accuracy"], abs=0.02)
+    assert export["latency_ms"]["tflite_int8"]["batch_1"]["median"] > 0
+    for name in ("loss_curves.png", "teacher_vs_student.png"):
+        assert (run_dir / name).stat().st_size > 1000
+    assert any((run_dir / "tensorboard").rglob("*.v2"))
 
     saved = keras.saving.load_model(str(run_dir / "student.keras"))
     x, _ = testing.toy_batch(4, vocabulary_size=20)
@@ -97,6 +107,7 @@ def test_run_with_augmented_transfer_set_and_teacher_output_cache(tmp_path):
     doc = yaml.safe_load(open(config_path))
     doc["augment"] = [{"name": "mask", "n": 2, "p_mask": 0.3}]
     doc["cache"] = {"dtype": "float32"}
+    doc["export"] = False
     with open(config_path, "w") as f:
         yaml.safe_dump(doc, f)
     report = Experiment(load_config(config_path), log=lambda *_: None).run()
@@ -122,6 +133,7 @@ def test_run_bilstm_student_on_its_own_word_ids(tmp_path):
     doc = yaml.safe_load(open(config_path))
     del doc["teacher"]["finetune"]
     doc["method"] = {"name": "bilstm", "alpha": 0.5}
+    doc["export"] = False
     doc["student"] = {"kind": "bilstm", "input": "word_ids", "vocabulary_size": 64,
                       "embedding_dim": 8, "lstm_units": 8, "hidden_dim": 8}
     with open(config_path, "w") as f:

@@ -33,6 +33,7 @@ import tensorflow as tf  # noqa: E402
 from kdplug import Distiller  # noqa: E402
 from kdplug import testing  # noqa: E402
 from kdplug.multi_worker import CustomLoopTrainer  # noqa: E402
+from kdplug.multi_worker import is_chief  # noqa: E402
 from kdplug.terms import HardLabelCrossEntropy  # noqa: E402
 from kdplug.terms import SoftTargetCrossEntropy  # noqa: E402
 
@@ -85,7 +86,7 @@ def main(argv=None):
     strategy = tf.distribute.MultiWorkerMirroredStrategy()
     weights, history = train(strategy, backup_dir=args.backup_dir)
     np.savez(args.out, history=json.dumps(history),
-             replicas=strategy.num_replicas_in_sync,
+             replicas=strategy.num_replicas_in_sync, chief=is_chief(strategy),
              **{f"w{i}": w for i, w in enumerate(weights)})
     # A last collective so that no worker leaves while another still needs
     # it, then exit without TensorFlow's teardown, which can keep a
