@@ -18,6 +18,7 @@ from kdplug.mapping.build_projections import build_projections
 from kdplug.mapping.build_projections import check_tap_pair
 from kdplug.mapping.custom_mapping import CustomMapping
 from kdplug.mapping.head_reduction import HEAD_REDUCTIONS
+from kdplug.mapping.head_reduction import match_heads
 from kdplug.mapping.head_reduction import reduce_heads
 from kdplug.mapping.last_mapping import LastMapping
 from kdplug.mapping.layer_mapping import EMBEDDINGS

@@ -10,6 +10,37 @@ consecutive groups of `heads / target_heads` heads (the teacher's, when it has
 more) so both sides have the smaller head count."""
 
 
+def check_head_reduction(head_reduction):
+    """Raises unless `head_reduction` is None or one of `HEAD_REDUCTIONS`."""
+    if head_reduction is not None and head_reduction not in HEAD_REDUCTIONS:
+        raise KdplugError(
+            f"unknown head_reduction {head_reduction!r}; known: "
+            f"{', '.join(HEAD_REDUCTIONS)}"
+        )
+    return head_reduction
+
+
+def match_heads(t, s, t_name, s_name, reduction, owner):
+    """Teacher and student `(batch, heads, seq, seq)` maps with equal heads.
+
+    Equal head counts pass through; otherwise both are reduced to the smaller
+    count with `reduce_heads` (`reduction` None raises a clear error naming
+    the taps `t_name` / `s_name` and `owner`).
+    """
+    t_heads, s_heads = t.shape[1], s.shape[1]
+    if t_heads == s_heads:
+        return t, s
+    if reduction is None:
+        raise KdplugError(
+            f"{owner}: teacher tap {t_name!r} has {t_heads} heads but "
+            f"student tap {s_name!r} has {s_heads}; set head_reduction to "
+            "'group' or 'mean'"
+        )
+    target = min(t_heads, s_heads)
+    return (reduce_heads(t, target, reduction),
+            reduce_heads(s, target, reduction))
+
+
 def reduce_heads(attention, target_heads, reduction):
     """Reduces `(batch, heads, seq, seq)` attention to `target_heads` heads.
 

@@ -4,8 +4,32 @@ from keras import ops
 from kdplug.errors import KdplugError
 from kdplug.models import flops
 from kdplug.models.attention_logits import attention_logits
+from kdplug.models.nested_config import deserialize_nested
+from kdplug.models.tap_names import add_head_taps
+from kdplug.models.tap_names import add_layer_taps
+from kdplug.models.tap_names import depth_needed
+from kdplug.models.tap_names import transformer_tap_width
+from kdplug.models.tap_names import transformer_taps
 
 INPUT_KEYS = ("token_ids", "segment_ids", "padding_mask")
+
+
+def embed_inputs(backbone, inputs):
+    """A BERT backbone's layer-normalised embeddings of `inputs` (no dropout).
+
+    Token, position and segment embeddings summed (`segment_ids` default to
+    zeros), then the embeddings layer norm.
+    """
+    token_ids = inputs["token_ids"]
+    segment_ids = inputs.get("segment_ids")
+    if segment_ids is None:
+        segment_ids = ops.zeros_like(token_ids)
+    tokens = backbone.token_embedding(token_ids)
+    x = backbone.embeddings_add(
+        (tokens, backbone.position_embedding(tokens),
+         backbone.segment_embedding(segment_ids))
+    )
+    return backbone.embeddings_layer_norm(x)
 
 
 @keras.saving.register_keras_serializable(package="kdplug")
@@ -78,21 +102,11 @@ class BertClassifier(keras.Model):
         return self.backbone.num_heads
 
     def available_taps(self):
-        names = ["embeddings", "pooled", "logits"]
-        for i in range(1, self.num_layers + 1):
-            names += [
-                f"hidden/{i}", f"cls/{i}", f"attention/{i}",
-                f"attention_scores/{i}",
-            ]
-        return names
+        return transformer_taps(self.num_layers)
 
     def tap_width(self, name):
         """The last-axis width of a tap (for building projections)."""
-        if name == "logits":
-            return self.num_classes
-        if name.startswith("attention"):
-            return None
-        return self.hidden_dim
+        return transformer_tap_width(name, self.hidden_dim, self.num_classes)
 
     def flops_per_example(self, sequence_length):
         """Analytic forward FLOPs of one example (see `kdplug.models.flops`).
@@ -122,17 +136,8 @@ class BertClassifier(keras.Model):
                 "attention_scores/<i>, pooled, logits"
             )
         bb = self.backbone
-        token_ids = inputs["token_ids"]
         padding_mask = inputs["padding_mask"]
-        segment_ids = inputs.get("segment_ids")
-        if segment_ids is None:
-            segment_ids = ops.zeros_like(token_ids)
-        tokens = bb.token_embedding(token_ids)
-        x = bb.embeddings_add(
-            (tokens, bb.position_embedding(tokens), bb.segment_embedding(segment_ids))
-        )
-        x = bb.embeddings_layer_norm(x)
-        x = bb.embeddings_dropout(x, training=training)
+        x = bb.embeddings_dropout(embed_inputs(bb, inputs), training=training)
         out = {}
         if "embeddings" in names:
             out["embeddings"] = x
@@ -155,28 +160,13 @@ class BertClassifier(keras.Model):
                 out[f"attention/{i}"] = attention
             else:
                 x = layer(x, padding_mask=padding_mask, training=training)
-            if f"hidden/{i}" in names:
-                out[f"hidden/{i}"] = x
-            if f"cls/{i}" in names:
-                out[f"cls/{i}"] = x[:, 0, :]
-        if names & {"pooled", "logits"}:
-            pooled = bb.pooled_dense(x[:, 0, :])
-            if "pooled" in names:
-                out["pooled"] = pooled
-            if "logits" in names:
-                out["logits"] = self.classifier(
-                    self.output_dropout(pooled, training=training)
-                )
+            add_layer_taps(out, names, i, x)
+        add_head_taps(out, names, x, bb.pooled_dense, self.classifier,
+                      self.output_dropout, training=training)
         return out
 
     def _depth_needed(self, names):
-        if names & {"pooled", "logits"}:
-            return self.num_layers
-        depth = 0
-        for name in names:
-            if "/" in name:
-                depth = max(depth, int(name.split("/")[1]))
-        return depth
+        return depth_needed(names, self.num_layers)
 
     def get_config(self):
         config = super().get_config()
@@ -191,8 +181,4 @@ class BertClassifier(keras.Model):
 
     @classmethod
     def from_config(cls, config):
-        config = dict(config)
-        config["backbone"] = keras.saving.deserialize_keras_object(
-            config["backbone"]
-        )
-        return cls(**config)
+        return cls(**deserialize_nested(config, "backbone"))

@@ -29,8 +29,98 @@ def read_ids(inputs, ids_key, mask_key):
     return inputs[ids_key], inputs.get(mask_key)
 
 
+class BiLstmMlpModel(keras.Model):
+    """Shared body of the BiLSTM students: a `BiLstmEncoder`, a ReLU MLP head.
+
+    Subclasses set `encoder_passes` (sentences encoded per example), define
+    `feature_dim` (width of the `pooled` features) and `pooled_features(inputs,
+    training)`; constructor arguments, taps (`pooled`, `logits`), FLOPs and
+    config are shared.
+    """
+
+    encoder_passes = 1
+
+    def __init__(self, vocabulary_size, num_classes, embedding_dim=128,
+                 lstm_units=128, hidden_dim=256, dropout=0.1, input="token_ids",
+                 **kwargs):
+        super().__init__(**kwargs)
+        self.ids_key, self.mask_key = resolve_input(input)
+        self.input_kind = input
+        self.input_keys = (self.ids_key, self.mask_key)
+        self.num_classes = int(num_classes)
+        self.hidden_dim = int(hidden_dim)
+        self.dropout = float(dropout)
+        self.encoder = BiLstmEncoder(
+            vocabulary_size, embedding_dim, lstm_units, dropout, name="encoder")
+        self.encoder.build()
+        self.hidden = keras.layers.Dense(
+            self.hidden_dim, activation="relu", name="hidden")
+        self.hidden.build((None, self.feature_dim))
+        self.output_dropout = keras.layers.Dropout(self.dropout, name="output_dropout")
+        self.classifier = keras.layers.Dense(self.num_classes, name="logits")
+        self.classifier.build((None, self.hidden_dim))
+        self.built = True
+
+    @property
+    def feature_dim(self):
+        raise NotImplementedError
+
+    def pooled_features(self, inputs, training=False):
+        raise NotImplementedError
+
+    def available_taps(self):
+        return ["pooled", "logits"]
+
+    def tap_width(self, name):
+        check_tap_names(self, [name], "pooled, logits")
+        return self.num_classes if name == "logits" else self.feature_dim
+
+    def call(self, inputs, training=False):
+        return self.taps(inputs, ("logits",), training=training)["logits"]
+
+    def taps(self, inputs, names=("logits",), training=False):
+        names = check_tap_names(self, names, "pooled, logits")
+        features = self.pooled_features(inputs, training=training)
+        out = {}
+        if "pooled" in names:
+            out["pooled"] = features
+        if "logits" in names:
+            h = self.output_dropout(self.hidden(features), training=training)
+            out["logits"] = self.classifier(h)
+        return out
+
+    def flops_per_example(self, sequence_length):
+        """`encoder_passes` BiLSTM passes (`2 * 2S * 4u(E + u)` each, every
+        sentence padded to `S`) plus the head `2 F D + 2 D C` (`F` =
+        `feature_dim`)."""
+        return (
+            self.encoder_passes * self.encoder.flops_per_example(sequence_length)
+            + flops.dense_flops(1, self.feature_dim, self.hidden_dim)
+            + flops.dense_flops(1, self.hidden_dim, self.num_classes)
+        )
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "vocabulary_size": self.encoder.vocabulary_size,
+                "num_classes": self.num_classes,
+                "embedding_dim": self.encoder.embedding_dim,
+                "lstm_units": self.encoder.lstm_units,
+                "hidden_dim": self.hidden_dim,
+                "dropout": self.dropout,
+                "input": self.input_kind,
+            }
+        )
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+
 @keras.saving.register_keras_serializable(package="kdplug")
-class BiLstmClassifier(keras.Model):
+class BiLstmClassifier(BiLstmMlpModel):
     """Tang et al. (2019)'s student: BiLSTM, max-pool over time, MLP head.
 
     Reads either the teacher's WordPiece ids (`input="token_ids"`, masked by
@@ -60,72 +150,10 @@ class BiLstmClassifier(keras.Model):
     ```
     """
 
-    def __init__(self, vocabulary_size, num_classes, embedding_dim=128,
-                 lstm_units=128, hidden_dim=256, dropout=0.1, input="token_ids",
-                 **kwargs):
-        super().__init__(**kwargs)
-        self.ids_key, self.mask_key = resolve_input(input)
-        self.input_kind = input
-        self.input_keys = (self.ids_key, self.mask_key)
-        self.num_classes = int(num_classes)
-        self.hidden_dim = int(hidden_dim)
-        self.dropout = float(dropout)
-        self.encoder = BiLstmEncoder(
-            vocabulary_size, embedding_dim, lstm_units, dropout, name="encoder")
-        self.encoder.build()
-        self.hidden = keras.layers.Dense(
-            self.hidden_dim, activation="relu", name="hidden")
-        self.hidden.build((None, self.encoder.output_dim))
-        self.output_dropout = keras.layers.Dropout(self.dropout, name="output_dropout")
-        self.classifier = keras.layers.Dense(self.num_classes, name="logits")
-        self.classifier.build((None, self.hidden_dim))
-        self.built = True
+    @property
+    def feature_dim(self):
+        return self.encoder.output_dim
 
-    def available_taps(self):
-        return ["pooled", "logits"]
-
-    def tap_width(self, name):
-        check_tap_names(self, [name], "pooled, logits")
-        return self.num_classes if name == "logits" else self.encoder.output_dim
-
-    def call(self, inputs, training=False):
-        return self.taps(inputs, ("logits",), training=training)["logits"]
-
-    def taps(self, inputs, names=("logits",), training=False):
-        names = check_tap_names(self, names, "pooled, logits")
+    def pooled_features(self, inputs, training=False):
         ids, mask = read_ids(inputs, self.ids_key, self.mask_key)
-        pooled = self.encoder(ids, padding_mask=mask, training=training)
-        out = {}
-        if "pooled" in names:
-            out["pooled"] = pooled
-        if "logits" in names:
-            h = self.output_dropout(self.hidden(pooled), training=training)
-            out["logits"] = self.classifier(h)
-        return out
-
-    def flops_per_example(self, sequence_length):
-        """BiLSTM `2 * 2S * 4u(E + u)` plus the head `2 (2u) D + 2 D C`."""
-        return (
-            self.encoder.flops_per_example(sequence_length)
-            + flops.dense_flops(1, self.encoder.output_dim, self.hidden_dim)
-            + flops.dense_flops(1, self.hidden_dim, self.num_classes)
-        )
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "vocabulary_size": self.encoder.vocabulary_size,
-                "num_classes": self.num_classes,
-                "embedding_dim": self.encoder.embedding_dim,
-                "lstm_units": self.encoder.lstm_units,
-                "hidden_dim": self.hidden_dim,
-                "dropout": self.dropout,
-                "input": self.input_kind,
-            }
-        )
-        return config
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
+        return self.encoder(ids, padding_mask=mask, training=training)

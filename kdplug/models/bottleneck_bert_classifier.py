@@ -3,8 +3,12 @@ from keras import ops
 
 from kdplug.models import flops
 from kdplug.models.bottleneck_transformer_block import BottleneckTransformerBlock
+from kdplug.models.tap_names import add_head_taps
+from kdplug.models.tap_names import add_layer_taps
 from kdplug.models.tap_names import check_tap_names
 from kdplug.models.tap_names import depth_needed
+from kdplug.models.tap_names import transformer_tap_width
+from kdplug.models.tap_names import transformer_taps
 
 INPUT_KEYS = ("token_ids", "segment_ids", "padding_mask")
 
@@ -150,19 +154,11 @@ class BottleneckBertClassifier(keras.Model):
         return self._num_heads
 
     def available_taps(self):
-        names = ["embeddings", "pooled", "logits"]
-        for i in range(1, self.num_layers + 1):
-            names += [f"hidden/{i}", f"cls/{i}", f"attention/{i}",
-                      f"attention_scores/{i}"]
-        return names
+        return transformer_taps(self.num_layers)
 
     def tap_width(self, name):
         """The last-axis width of a tap (for building projections)."""
-        if name == "logits":
-            return self.num_classes
-        if name.startswith("attention"):
-            return None
-        return self.hidden_dim
+        return transformer_tap_width(name, self.hidden_dim, self.num_classes)
 
     def call(self, inputs, training=False):
         return self.taps(inputs, ("logits",), training=training)["logits"]
@@ -206,17 +202,9 @@ class BottleneckBertClassifier(keras.Model):
                     return_attention=True)
             else:
                 x = block(x, padding_mask=padding_mask, training=training)
-            if f"hidden/{i}" in names:
-                out[f"hidden/{i}"] = x
-            if f"cls/{i}" in names:
-                out[f"cls/{i}"] = x[:, 0, :]
-        if names & {"pooled", "logits"}:
-            pooled = self.pooled_dense(x[:, 0, :])
-            if "pooled" in names:
-                out["pooled"] = pooled
-            if "logits" in names:
-                out["logits"] = self.classifier(
-                    self.output_dropout(pooled, training=training))
+            add_layer_taps(out, names, i, x)
+        add_head_taps(out, names, x, self.pooled_dense, self.classifier,
+                      self.output_dropout, training=training)
         return out
 
     def flops_per_example(self, sequence_length):

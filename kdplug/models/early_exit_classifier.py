@@ -7,7 +7,9 @@ from keras import ops
 from kdplug.errors import KdplugError
 from kdplug.models import flops
 from kdplug.models.bert_classifier import INPUT_KEYS
+from kdplug.models.bert_classifier import embed_inputs
 from kdplug.models.exit_branch import ExitBranch
+from kdplug.models.nested_config import deserialize_nested
 
 # Normalised entropy never exceeds 1 analytically; float rounding can push it
 # a hair above, so it is clipped below 1 and `speed >= 1` exits every example.
@@ -158,17 +160,7 @@ class EarlyExitBertClassifier(keras.Model):
     # ----------------------------------------------------------- adaptive
 
     def _embed(self, inputs):
-        bb = self.backbone
-        token_ids = inputs["token_ids"]
-        segment_ids = inputs.get("segment_ids")
-        if segment_ids is None:
-            segment_ids = ops.zeros_like(token_ids)
-        tokens = bb.token_embedding(token_ids)
-        x = bb.embeddings_add(
-            (tokens, bb.position_embedding(tokens),
-             bb.segment_embedding(segment_ids))
-        )
-        return bb.embeddings_layer_norm(x)
+        return embed_inputs(self.backbone, inputs)
 
     def _final_logits(self, x):
         pooled = self.backbone.pooled_dense(x[:, 0, :])
@@ -275,6 +267,4 @@ class EarlyExitBertClassifier(keras.Model):
 
     @classmethod
     def from_config(cls, config):
-        config = dict(config)
-        config["bert"] = keras.saving.deserialize_keras_object(config["bert"])
-        return cls(**config)
+        return cls(**deserialize_nested(config, "bert"))

@@ -38,3 +38,41 @@ def depth_needed(names, num_layers):
         if "/" in name:
             depth = max(depth, int(name.split("/")[1]))
     return depth
+
+
+def add_layer_taps(out, names, i, x):
+    """Adds layer `i`'s `hidden/<i>` and `cls/<i>` taps of `x` when asked."""
+    if f"hidden/{i}" in names:
+        out[f"hidden/{i}"] = x
+    if f"cls/{i}" in names:
+        out[f"cls/{i}"] = x[:, 0, :]
+
+
+def add_head_taps(out, names, x, pooled_dense, classifier, output_dropout,
+                  training=False):
+    """Adds the `pooled` ([CLS] through `pooled_dense`) and `logits` taps."""
+    if names & {"pooled", "logits"}:
+        pooled = pooled_dense(x[:, 0, :])
+        if "pooled" in names:
+            out["pooled"] = pooled
+        if "logits" in names:
+            out["logits"] = classifier(output_dropout(pooled, training=training))
+
+
+def transformer_taps(num_layers):
+    """The taps of a transformer classifier with `num_layers` layers."""
+    names = ["embeddings", "pooled", "logits"]
+    for i in range(1, num_layers + 1):
+        names += [f"hidden/{i}", f"cls/{i}", f"attention/{i}",
+                  f"attention_scores/{i}"]
+    return names
+
+
+def transformer_tap_width(name, hidden_dim, num_classes):
+    """A transformer classifier's tap width: `num_classes` for logits, None
+    for attention maps, else `hidden_dim`."""
+    if name == "logits":
+        return num_classes
+    if name.startswith("attention"):
+        return None
+    return hidden_dim

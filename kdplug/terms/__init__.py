@@ -8,6 +8,7 @@ from kdplug.terms.normalized_cls_mse import NormalizedClsMSE
 from kdplug.terms.soft_target_cross_entropy import SoftTargetCrossEntropy
 from kdplug.terms.term import Term
 from kdplug.terms.term import label_mask
+from kdplug.terms.paired_term import PairedTerm
 from kdplug.terms.attention_transfer import AttentionTransfer
 from kdplug.terms.feature_map_transfer import FeatureMapTransfer
 from kdplug.terms.projected_hidden_mse import ProjectedHiddenMSE

@@ -1,15 +1,16 @@
 import keras
 from keras import ops
 
-from kdplug.errors import KdplugError
-from kdplug.mapping.head_reduction import HEAD_REDUCTIONS
-from kdplug.mapping.head_reduction import reduce_heads
-from kdplug.terms.pairs import check_pairs
-from kdplug.terms.term import Term
+from kdplug.mapping.head_reduction import check_head_reduction
+from kdplug.mapping.head_reduction import match_heads
+from kdplug.terms.paired_term import PairedTerm
+from kdplug.terms.pairs import check_tap_prefix
+from kdplug.terms.pairs import masked_token_mean
+from kdplug.terms.pairs import padding_mask
 
 
 @keras.saving.register_keras_serializable(package="kdplug")
-class AttentionTransfer(Term):
+class AttentionTransfer(PairedTerm):
     """MobileBERT's attention transfer (Sun et al. 2020): KL per head and query.
 
     For every `(teacher_tap, student_tap)` pair of attention-probability taps
@@ -53,70 +54,33 @@ class AttentionTransfer(Term):
 
     def __init__(self, pairs, weight=1.0, head_reduction=None, epsilon=1e-12,
                  name=None, **kwargs):
-        super().__init__(weight=weight, name=name or "attention_kl", **kwargs)
-        self.pairs = check_pairs(pairs, type(self).__name__)
-        for t_name, s_name in self.pairs:
-            for tap in (t_name, s_name):
-                if not tap.startswith("attention/"):
-                    raise KdplugError(
-                        f"{type(self).__name__} compares attention "
-                        f"probabilities (attention/<i> taps), got {tap!r}"
-                    )
-        if head_reduction is not None and head_reduction not in HEAD_REDUCTIONS:
-            raise KdplugError(
-                f"unknown head_reduction {head_reduction!r}; known: "
-                f"{', '.join(HEAD_REDUCTIONS)}"
-            )
-        self.head_reduction = head_reduction
+        super().__init__(pairs, weight=weight, name=name or "attention_kl",
+                         **kwargs)
+        check_tap_prefix(
+            self.pairs, "attention/", type(self).__name__,
+            "attention probabilities (attention/<i> taps)",
+        )
+        self.head_reduction = check_head_reduction(head_reduction)
         self.epsilon = float(epsilon)
 
-    def required_teacher_taps(self):
-        return {t for t, _ in self.pairs}
-
-    def required_student_taps(self):
-        return {s for _, s in self.pairs}
-
-    def _match_heads(self, t, s, t_name, s_name):
-        t_heads, s_heads = t.shape[1], s.shape[1]
-        if t_heads == s_heads:
-            return t, s
-        if self.head_reduction is None:
-            raise KdplugError(
-                f"{self.name}: teacher tap {t_name!r} has {t_heads} heads but "
-                f"student tap {s_name!r} has {s_heads}; set head_reduction to "
-                "'group' or 'mean'"
-            )
-        target = min(t_heads, s_heads)
-        return (reduce_heads(t, target, self.head_reduction),
-                reduce_heads(s, target, self.head_reduction))
-
     def call(self, teacher, student, batch):
-        if "padding_mask" not in batch:
-            raise KdplugError(f"{self.name}: the batch has no 'padding_mask'")
-        mask = ops.cast(batch["padding_mask"], "float32")  # (B, S)
+        mask = padding_mask(batch, self.name)  # (B, S)
         keys = mask[:, None, None, :]
         valid = ops.sum(mask, axis=-1)
         total = 0.0
-        for t_name, s_name in self.pairs:
-            t = ops.cast(teacher[t_name], "float32")
-            s = ops.cast(student[s_name], "float32")
-            t, s = self._match_heads(t, s, t_name, s_name)
+        for t_name, s_name, t, s in self.float_pairs(teacher, student):
+            t, s = match_heads(t, s, t_name, s_name, self.head_reduction,
+                               self.name)
             log_t = ops.log(ops.maximum(t, self.epsilon))
             log_s = ops.log(ops.maximum(s, self.epsilon))
             kl = ops.sum(t * (log_t - log_s) * keys, axis=-1)  # (B, A, Q)
             per_query = ops.mean(kl, axis=1)  # average over heads
-            total = total + ops.divide_no_nan(
-                ops.sum(per_query * mask, axis=-1), valid
-            )
+            total = total + masked_token_mean(per_query, mask, valid)
         return total
 
     def get_config(self):
         config = super().get_config()
         config.update(
-            {
-                "pairs": [list(p) for p in self.pairs],
-                "head_reduction": self.head_reduction,
-                "epsilon": self.epsilon,
-            }
+            {"head_reduction": self.head_reduction, "epsilon": self.epsilon}
         )
         return config

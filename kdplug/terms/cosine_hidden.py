@@ -1,15 +1,15 @@
 import keras
 from keras import ops
 
-from kdplug.errors import KdplugError
-from kdplug.terms.pairs import check_pairs
+from kdplug.terms.paired_term import PairedTerm
 from kdplug.terms.pairs import check_widths
 from kdplug.terms.pairs import l2_normalize
-from kdplug.terms.term import Term
+from kdplug.terms.pairs import masked_token_mean
+from kdplug.terms.pairs import padding_mask
 
 
 @keras.saving.register_keras_serializable(package="kdplug")
-class CosineHidden(Term):
+class CosineHidden(PairedTerm):
     """DistilBERT's cosine embedding loss between hidden states (Sanh et al. 2019).
 
     For every `(teacher_tap, student_tap)` pair and every token `l` the loss
@@ -40,37 +40,24 @@ class CosineHidden(Term):
     """
 
     def __init__(self, pairs, weight=1.0, epsilon=1e-12, name=None, **kwargs):
-        super().__init__(weight=weight, name=name or "cosine_hidden", **kwargs)
-        self.pairs = check_pairs(pairs, type(self).__name__)
+        super().__init__(pairs, weight=weight, name=name or "cosine_hidden",
+                         **kwargs)
         self.epsilon = float(epsilon)
 
-    def required_teacher_taps(self):
-        return {t for t, _ in self.pairs}
-
-    def required_student_taps(self):
-        return {s for _, s in self.pairs}
-
     def call(self, teacher, student, batch):
-        if "padding_mask" not in batch:
-            raise KdplugError(f"{self.name}: the batch has no 'padding_mask'")
-        mask = ops.cast(batch["padding_mask"], "float32")
+        mask = padding_mask(batch, self.name)
         valid = ops.sum(mask, axis=-1)
         total = 0.0
-        for t_name, s_name in self.pairs:
-            t = ops.cast(teacher[t_name], "float32")
-            s = ops.cast(student[s_name], "float32")
+        for t_name, s_name, t, s in self.float_pairs(teacher, student):
             check_widths(t, s, t_name, s_name, self.name)
             cosine = ops.sum(
                 l2_normalize(t, self.epsilon) * l2_normalize(s, self.epsilon), axis=-1
             )
-            summed = ops.sum((1.0 - cosine) * mask, axis=-1)
-            total = total + ops.divide_no_nan(summed, valid)
+            total = total + masked_token_mean(1.0 - cosine, mask, valid)
         return total
 
     def get_config(self):
         config = super().get_config()
-        config.update(
-            {"pairs": [list(p) for p in self.pairs], "epsilon": self.epsilon}
-        )
+        config.update({"epsilon": self.epsilon})
         return config
 

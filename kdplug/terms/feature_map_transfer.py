@@ -1,14 +1,14 @@
 import keras
 from keras import ops
 
-from kdplug.errors import KdplugError
-from kdplug.terms.pairs import check_pairs
+from kdplug.terms.paired_term import PairedTerm
 from kdplug.terms.pairs import check_widths
-from kdplug.terms.term import Term
+from kdplug.terms.pairs import masked_token_mean
+from kdplug.terms.pairs import padding_mask
 
 
 @keras.saving.register_keras_serializable(package="kdplug")
-class FeatureMapTransfer(Term):
+class FeatureMapTransfer(PairedTerm):
     """MobileBERT's feature-map transfer (Sun et al. 2020): per-token MSE.
 
     For every `(teacher_tap, student_tap)` pair of hidden-state taps
@@ -38,32 +38,15 @@ class FeatureMapTransfer(Term):
     """
 
     def __init__(self, pairs, weight=1.0, name=None, **kwargs):
-        super().__init__(weight=weight, name=name or "feature_map_mse", **kwargs)
-        self.pairs = check_pairs(pairs, type(self).__name__)
-
-    def required_teacher_taps(self):
-        return {t for t, _ in self.pairs}
-
-    def required_student_taps(self):
-        return {s for _, s in self.pairs}
+        super().__init__(pairs, weight=weight, name=name or "feature_map_mse",
+                         **kwargs)
 
     def call(self, teacher, student, batch):
-        if "padding_mask" not in batch:
-            raise KdplugError(f"{self.name}: the batch has no 'padding_mask'")
-        mask = ops.cast(batch["padding_mask"], "float32")
+        mask = padding_mask(batch, self.name)
         valid = ops.sum(mask, axis=-1)
         total = 0.0
-        for t_name, s_name in self.pairs:
-            t = ops.cast(teacher[t_name], "float32")
-            s = ops.cast(student[s_name], "float32")
+        for t_name, s_name, t, s in self.float_pairs(teacher, student):
             check_widths(t, s, t_name, s_name, self.name)
             per_token = ops.mean(ops.square(t - s), axis=-1)
-            total = total + ops.divide_no_nan(
-                ops.sum(per_token * mask, axis=-1), valid
-            )
+            total = total + masked_token_mean(per_token, mask, valid)
         return total
-
-    def get_config(self):
-        config = super().get_config()
-        config.update({"pairs": [list(p) for p in self.pairs]})
-        return config

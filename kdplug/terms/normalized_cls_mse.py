@@ -1,14 +1,13 @@
 import keras
 from keras import ops
 
-from kdplug.terms.pairs import check_pairs
+from kdplug.terms.paired_term import PairedTerm
 from kdplug.terms.pairs import check_widths
 from kdplug.terms.pairs import l2_normalize
-from kdplug.terms.term import Term
 
 
 @keras.saving.register_keras_serializable(package="kdplug")
-class NormalizedClsMSE(Term):
+class NormalizedClsMSE(PairedTerm):
     """PKD's patient loss between normalised [CLS] vectors (Sun et al. 2019).
 
     Per example, summed over the mapped `(teacher_tap, student_tap)` pairs:
@@ -35,21 +34,14 @@ class NormalizedClsMSE(Term):
     """
 
     def __init__(self, pairs, weight=1.0, epsilon=1e-12, name=None, **kwargs):
-        super().__init__(weight=weight, name=name or "patient_cls", **kwargs)
-        self.pairs = check_pairs(pairs, type(self).__name__)
+        super().__init__(pairs, weight=weight, name=name or "patient_cls",
+                         **kwargs)
         self.epsilon = float(epsilon)
-
-    def required_teacher_taps(self):
-        return {t for t, _ in self.pairs}
-
-    def required_student_taps(self):
-        return {s for _, s in self.pairs}
 
     def call(self, teacher, student, batch):
         total = 0.0
-        for t_name, s_name in self.pairs:
-            t = _cls(ops.cast(teacher[t_name], "float32"))
-            s = _cls(ops.cast(student[s_name], "float32"))
+        for t_name, s_name, t, s in self.float_pairs(teacher, student):
+            t, s = _cls(t), _cls(s)
             check_widths(t, s, t_name, s_name, self.name)
             diff = l2_normalize(t, self.epsilon) - l2_normalize(s, self.epsilon)
             total = total + ops.sum(ops.square(diff), axis=-1)
@@ -57,9 +49,7 @@ class NormalizedClsMSE(Term):
 
     def get_config(self):
         config = super().get_config()
-        config.update(
-            {"pairs": [list(p) for p in self.pairs], "epsilon": self.epsilon}
-        )
+        config.update({"epsilon": self.epsilon})
         return config
 
 

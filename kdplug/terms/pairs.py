@@ -40,3 +40,31 @@ def l2_normalize(x, epsilon=1e-12):
     """`x / max(||x||, sqrt(epsilon))` along the last axis."""
     squared = ops.sum(ops.square(x), axis=-1, keepdims=True)
     return x * ops.rsqrt(ops.maximum(squared, epsilon))
+
+
+def check_tap_prefix(pairs, prefix, owner, what):
+    """Raises unless every tap of `pairs` starts with `prefix`.
+
+    `what` describes the taps in the error, e.g. `"attention probabilities
+    (attention/<i> taps)"`.
+    """
+    for t_name, s_name in pairs:
+        for tap in (t_name, s_name):
+            if not tap.startswith(prefix):
+                raise KdplugError(f"{owner} compares {what}, got {tap!r}")
+
+
+def padding_mask(batch, owner):
+    """`batch["padding_mask"]` as float32 `(batch, seq)`; raises if missing."""
+    if "padding_mask" not in batch:
+        raise KdplugError(f"{owner}: the batch has no 'padding_mask'")
+    return ops.cast(batch["padding_mask"], "float32")
+
+
+def masked_token_mean(per_token, mask, valid):
+    """Averages `(batch, seq)` values over each example's valid tokens.
+
+    `valid` is `ops.sum(mask, axis=-1)`; an example without a valid token
+    gives zero.
+    """
+    return ops.divide_no_nan(ops.sum(per_token * mask, axis=-1), valid)

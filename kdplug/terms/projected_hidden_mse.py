@@ -4,12 +4,14 @@ from keras import ops
 from kdplug.errors import KdplugError
 from kdplug.mapping.build_projections import check_tap_pair
 from kdplug.mapping.projection import Projection
+from kdplug.terms.paired_term import PairedTerm
 from kdplug.terms.pairs import check_pairs
-from kdplug.terms.term import Term
+from kdplug.terms.pairs import masked_token_mean
+from kdplug.terms.pairs import padding_mask
 
 
 @keras.saving.register_keras_serializable(package="kdplug")
-class ProjectedHiddenMSE(Term):
+class ProjectedHiddenMSE(PairedTerm):
     """TinyBERT's hidden-state loss `MSE(H_S W_h, H_T)` (Jiao et al. 2020).
 
     For every `(teacher_tap, student_tap)` pair of `(batch, seq, width)`
@@ -52,8 +54,8 @@ class ProjectedHiddenMSE(Term):
 
     def __init__(self, pairs, widths, weight=1.0, use_bias=True, name=None,
                  **kwargs):
-        super().__init__(weight=weight, name=name or self.default_name, **kwargs)
-        self.pairs = check_pairs(pairs, type(self).__name__)
+        super().__init__(pairs, weight=weight, name=name or self.default_name,
+                         **kwargs)
         if len(widths) != len(self.pairs):
             raise KdplugError(
                 f"{type(self).__name__}: got {len(widths)} widths for "
@@ -81,12 +83,6 @@ class ProjectedHiddenMSE(Term):
             widths.append((teacher.tap_width(t_name), student.tap_width(s_name)))
         return cls(pairs, widths, **kwargs)
 
-    def required_teacher_taps(self):
-        return {t for t, _ in self.pairs}
-
-    def required_student_taps(self):
-        return {s for _, s in self.pairs}
-
     def project(self, student_tap, states):
         """The student's `states` at the teacher's width (float32)."""
         projection = self.projections.get(student_tap)
@@ -95,9 +91,7 @@ class ProjectedHiddenMSE(Term):
         return ops.cast(states, "float32")
 
     def call(self, teacher, student, batch):
-        if "padding_mask" not in batch:
-            raise KdplugError(f"{self.name}: the batch has no 'padding_mask'")
-        mask = ops.cast(batch["padding_mask"], "float32")
+        mask = padding_mask(batch, self.name)
         valid = ops.sum(mask, axis=-1)
         total = 0.0
         for (t_name, s_name), (t_width, _) in zip(self.pairs, self.widths):
@@ -109,16 +103,13 @@ class ProjectedHiddenMSE(Term):
                     f"{t.shape[-1]}, the term was built for {t_width}"
                 )
             per_token = ops.mean(ops.square(s - t), axis=-1)
-            total = total + ops.divide_no_nan(
-                ops.sum(per_token * mask, axis=-1), valid
-            )
+            total = total + masked_token_mean(per_token, mask, valid)
         return total
 
     def get_config(self):
         config = super().get_config()
         config.update(
             {
-                "pairs": [list(p) for p in self.pairs],
                 "widths": [list(w) for w in self.widths],
                 "use_bias": self.use_bias,
             }
