@@ -14,6 +14,7 @@ import dataclasses
 import re
 from typing import ClassVar
 
+from kdplug.configurable import Configurable
 from kdplug.fingerprint import fingerprint
 
 # [MASK]-like special tokens, words (with inner apostrophes: "it's"), or one
@@ -21,7 +22,7 @@ from kdplug.fingerprint import fingerprint
 _TOKEN_RE = re.compile(r"\[[A-Z]+\]|\w+(?:['\u2019]\w+)*|[^\w\s]")
 
 
-class Augmenter:
+class Augmenter(Configurable):
     """Makes new texts from texts (one output per input, in order).
 
     Subclasses set `name` (what configs write as `augment[].name`), a
@@ -51,18 +52,9 @@ class Augmenter:
     ```
     """
 
-    name: ClassVar[str] = ""
-    description: ClassVar[str] = ""
     # Config fields holding file or folder paths: resolved relative to the
     # config file by `augmenters_from_config(resolve_path=...)`.
     path_fields: ClassVar[tuple] = ()
-
-    @dataclasses.dataclass
-    class Config:
-        pass
-
-    def __init__(self, config=None):
-        self.config = config if config is not None else self.Config()
 
     def fit(self, texts):
         """Learns corpus statistics from the original texts (default: none).

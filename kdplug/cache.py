@@ -281,7 +281,7 @@ class TeacherCache:
                 yield self._taps(self.encoder(texts, pairs))
             return
         if self._forward is None:
-            self._forward = tf.function(self._taps, reduce_retracing=True)
+            self._forward = tf.function(self._taps, jit_compile=True)
         for x, _ in self.encoder.dataset(part, self.batch_size):
             yield self._forward(x)
 

@@ -6,6 +6,8 @@ from typing import Callable
 from typing import ClassVar
 from typing import Optional
 
+from kdplug.configurable import Configurable
+
 
 @dataclasses.dataclass
 class Stage:
@@ -31,7 +33,7 @@ class Stage:
     learning_rate: Optional[float] = None
 
 
-class Method:
+class Method(Configurable):
     """A distillation method: which student, which loss terms, which stages.
 
     Subclasses set `name` (what configs write as `method.name`), a dataclass
@@ -58,16 +60,7 @@ class Method:
     ```
     """
 
-    name: ClassVar[str] = ""
-    description: ClassVar[str] = ""
     default_student: ClassVar[dict] = {"kind": "truncated"}
-
-    @dataclasses.dataclass
-    class Config:
-        pass
-
-    def __init__(self, config=None):
-        self.config = config if config is not None else self.Config()
 
     def build_student(self, teacher, student_kind, num_classes):
         """Builds the student; `student_kind` is a configured `StudentKind`."""
@@ -86,7 +79,7 @@ class Method:
         return None
 
 
-class StudentKind:
+class StudentKind(Configurable):
     """A student architecture that plugins register (`student.kind`).
 
     Args:
@@ -106,16 +99,6 @@ class StudentKind:
             ...
     ```
     """
-
-    name: ClassVar[str] = ""
-    description: ClassVar[str] = ""
-
-    @dataclasses.dataclass
-    class Config:
-        pass
-
-    def __init__(self, config=None):
-        self.config = config if config is not None else self.Config()
 
     def build(self, teacher, num_classes):
         raise NotImplementedError(f"{type(self).__name__}.build()")

@@ -1,13 +1,11 @@
-import dataclasses
-from typing import ClassVar
-
+from kdplug.configurable import Configurable
 from kdplug.errors import KdplugError
 
 EMBEDDINGS = 0
 """Layer index 0 stands for the embedding output (tap `embeddings`)."""
 
 
-class LayerMapping:
+class LayerMapping(Configurable):
     """Which teacher layer each student layer learns from.
 
     A strategy (registered with the `kdplug_register_mappings` hook) sets
@@ -29,16 +27,6 @@ class LayerMapping:
     # [("hidden/2", "hidden/1"), ("attention/2", "attention/1"), ...]
     ```
     """
-
-    name: ClassVar[str] = ""
-    description: ClassVar[str] = ""
-
-    @dataclasses.dataclass
-    class Config:
-        pass
-
-    def __init__(self, config=None):
-        self.config = config if config is not None else self.Config()
 
     def layer_pairs(self, num_teacher_layers, num_student_layers):
         raise NotImplementedError(f"{type(self).__name__}.layer_pairs()")

@@ -12,7 +12,28 @@ from kdplug_plugins.augmenters.pos_source import make_pos_source
 from kdplug_plugins.augmenters.pos_unigrams import POSUnigrams
 
 
-class POSReplaceAugmenter(Augmenter):
+class POSUnigramAugmenter(Augmenter):
+    """Base of augmenters that replace words by same-POS corpus words: holds
+    the corpus' per-POS unigram distribution, learnt in `fit()`.
+
+    Args:
+        config: the subclass's `Config` (with `pos_source`, `lexicon`,
+            `wordnet_dir`).
+        pos_source: a POS source object overriding the config's (tests).
+    """
+
+    def __init__(self, config=None, pos_source=None):
+        super().__init__(config)
+        self.unigrams = POSUnigrams(pos_source or pos_source_from(self.config))
+        self.fitted = False
+
+    def fit(self, texts):
+        self.unigrams.fit(texts)
+        self.fitted = True
+        return self
+
+
+class POSReplaceAugmenter(POSUnigramAugmenter):
     """Tang et al. (2019) POS-guided replacement.
 
     Each word, with probability `p_pos`, is replaced by another word of the
@@ -59,16 +80,6 @@ class POSReplaceAugmenter(Augmenter):
         def __post_init__(self):
             if not 0.0 <= self.p_pos <= 1.0:
                 raise ValueError(f"p_pos must be in [0, 1], got {self.p_pos}")
-
-    def __init__(self, config=None, pos_source=None):
-        super().__init__(config)
-        self.unigrams = POSUnigrams(pos_source or pos_source_from(self.config))
-        self.fitted = False
-
-    def fit(self, texts):
-        self.unigrams.fit(texts)
-        self.fitted = True
-        return self
 
     def augment_text(self, text, rng):
         require_fit(self)

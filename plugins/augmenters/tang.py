@@ -2,19 +2,17 @@ import dataclasses
 from typing import Literal
 from typing import Optional
 
-from kdplug.augment import Augmenter
 from kdplug.augment import detokenize
 from kdplug.augment import is_word
 from kdplug.augment import tokenize
 from kdplug_plugins.augmenters.ngram import check_ngram
 from kdplug_plugins.augmenters.ngram import sample_ngram
-from kdplug_plugins.augmenters.pos_replace import pos_source_from
+from kdplug_plugins.augmenters.pos_replace import POSUnigramAugmenter
 from kdplug_plugins.augmenters.pos_replace import replace_word
 from kdplug_plugins.augmenters.pos_replace import require_fit
-from kdplug_plugins.augmenters.pos_unigrams import POSUnigrams
 
 
-class TangAugmenter(Augmenter):
+class TangAugmenter(POSUnigramAugmenter):
     """The full Tang et al. (2019) procedure ("Distilling Task-Specific
     Knowledge from BERT into Simple Neural Networks", section 3.3).
 
@@ -67,16 +65,6 @@ class TangAugmenter(Augmenter):
                 raise ValueError(
                     f"p_mask + p_pos must be <= 1, got {self.p_mask + self.p_pos}")
             check_ngram(self.p_ng, self.n_min, self.n_max)
-
-    def __init__(self, config=None, pos_source=None):
-        super().__init__(config)
-        self.unigrams = POSUnigrams(pos_source or pos_source_from(self.config))
-        self.fitted = False
-
-    def fit(self, texts):
-        self.unigrams.fit(texts)
-        self.fitted = True
-        return self
 
     def augment_text(self, text, rng):
         require_fit(self)

