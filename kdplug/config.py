@@ -235,20 +235,8 @@ def config_from_dict(data, file=None, plugin_manager=None):
     student_kind, student_opts = _split_plugin(student_data, "student", "kind", file)
     student_cls = _lookup(plugin_manager.students, student_kind, "student.kind", file)
     student_config = parse(student_cls.Config, student_opts, "student", file)
-    cache = top.cache
-    if cache is True:
-        cache = CacheConfig()
-    elif isinstance(cache, dict):
-        cache = parse(CacheConfig, cache, "cache", file)
-    else:
-        cache = None
-    export = top.export
-    if export is True:
-        export = ExportConfig()
-    elif isinstance(export, dict):
-        export = parse(ExportConfig, export, "export", file)
-    else:
-        export = None
+    cache = _switchable(CacheConfig, top.cache, "cache", file)
+    export = _switchable(ExportConfig, top.export, "export", file)
     config = ExperimentConfig(
         name=top.name,
         data=data_cfg,
@@ -270,6 +258,13 @@ def config_from_dict(data, file=None, plugin_manager=None):
         resolve_path=config.resolve_path,
     )
     return config
+
+
+def _switchable(cls, value, path, file):
+    """A section written as `true` (defaults), a mapping, or `false`/absent."""
+    if value is None or value is False:
+        return None
+    return parse(cls, {} if value is True else value, path, file)
 
 
 def _split_plugin(section, path, key, file):
