@@ -24,6 +24,7 @@ import yaml
 from kdplug.errors import ConfigError
 from kdplug.schema import parse
 from kdplug.schema import to_dict
+from kdplug.term_schedule import ScheduleConfig
 from kdplug.transfer_set import augmenters_from_config
 
 
@@ -91,6 +92,10 @@ class TrainingConfig:
                       "tpu"] = "default"
     steps_per_epoch: Optional[int] = None
     verbose: Literal[0, 1, 2, "auto"] = "auto"
+    # Keras dtype policy while the run builds and trains (strategy.py).
+    mixed_precision: Optional[Literal["mixed_float16", "mixed_bfloat16"]] = None
+    # Loss-term weight / temperature schedules, every stage (term_schedule.py).
+    schedules: List[ScheduleConfig] = dataclasses.field(default_factory=list)
 
     def __post_init__(self):
         for name in ("epochs", "batch_size"):
@@ -257,6 +262,9 @@ def config_from_dict(data, file=None, plugin_manager=None):
         top.augment, plugin_manager.augmenters, file,
         resolve_path=config.resolve_path,
     )
+    check = getattr(method_cls, "check_config", None)
+    if callable(check):  # checks across sections a method needs (ConfigError)
+        check(config)
     return config
 
 

@@ -3,6 +3,7 @@ import tensorflow as tf
 from keras import ops
 
 from kdplug.errors import KdplugError
+from kdplug.strategy import clip_across_replicas
 
 TEACHER_PREFIX = "teacher/"
 
@@ -154,7 +155,10 @@ class Distiller(keras.Model):
         pairs = [(g, v) for g, v in zip(grads, variables) if g is not None]
         if not pairs:
             raise KdplugError("no trainable weight receives a gradient")
-        self.optimizer.apply([g for g, _ in pairs], [v for _, v in pairs])
+        # Several replicas: clip the all-reduced gradient, as one device would
+        # (Keras clips each replica's share before summing).
+        grads = clip_across_replicas(self.optimizer, [g for g, _ in pairs])
+        self.optimizer.apply(grads, [v for _, v in pairs])
         return self._update_metrics(y, sample_weight, per_term, weighted, student)
 
     def test_step(self, data):

@@ -1,10 +1,21 @@
-"""Schedules for loss-term weights and temperatures, as a Keras callback."""
+"""Schedules for loss-term weights and temperatures, as a Keras callback.
 
+`TermSchedule` is the callback; `ScheduleConfig` is one entry of a config's
+`training.schedules:` list, checked against the method's stages by
+`check_schedules` and turned into one stage's callbacks by `stage_schedules`.
+"""
+
+import dataclasses
 import math
+from typing import List
+from typing import Literal
+from typing import Optional
 
 import keras
 
+from kdplug.errors import ConfigError
 from kdplug.errors import KdplugError
+from kdplug.errors import did_you_mean
 
 KINDS = ("constant", "linear", "cosine")
 
@@ -110,6 +121,12 @@ class TermSchedule(keras.callbacks.Callback):
     def on_train_batch_end(self, batch, logs=None):
         self._step += 1
 
+    def on_train_end(self, logs=None):
+        # Leave the term at the schedule's value for the steps taken (its
+        # `end` once the schedule has run its course), so what is saved
+        # after training is the schedule's final value.
+        self._apply()
+
     def _apply(self):
         if self._target is None:
             return
@@ -150,3 +167,146 @@ class TermSchedule(keras.callbacks.Callback):
             "variable": self.variable,
             "required": self.required,
         }
+
+
+@dataclasses.dataclass
+class ScheduleConfig:
+    """One entry of `training.schedules:` (see docs/configs.md, "schedules").
+
+    Sets the scalar `variable` of the loss term named `term` before every
+    training step of every stage that has that term (or only of the stages
+    listed in `stages`). Each stage has its own optimizer, so the step count
+    (and the schedule) starts again at 0 in each stage.
+
+    Args:
+        term: the term's name as in the logs (`soft_ce`, `hard_ce`,
+            `patient_cls`, ...).
+        start: the value at (and before) `start_step`.
+        kind: `constant`, `linear` or `cosine`.
+        end: the value after `start_step + steps`; required for `linear`
+            and `cosine`.
+        steps: optimizer steps from `start` to `end`; null: from
+            `start_step` to the end of the stage.
+        start_step: the step (within the stage) at which the schedule starts.
+        variable: `weight` or another scalar variable of the term, e.g.
+            `temperature` for `soft_ce`.
+        stages: only these stages (by name); null: every stage with the term.
+    """
+
+    term: str
+    start: float
+    kind: Literal["constant", "linear", "cosine"] = "linear"
+    end: Optional[float] = None
+    steps: Optional[int] = None
+    start_step: int = 0
+    variable: str = "weight"
+    stages: Optional[List[str]] = None
+
+    def __post_init__(self):
+        if not self.term:
+            raise ValueError("term must name a loss term")
+        if not self.variable:
+            raise ValueError("variable must name a scalar variable of the term")
+        if self.kind != "constant" and self.end is None:
+            raise ValueError(f"end is required for kind {self.kind!r}")
+        if self.steps is not None and self.steps < 1:
+            raise ValueError(f"steps must be >= 1 or null, got {self.steps}")
+        if self.start_step < 0:
+            raise ValueError(f"start_step must be >= 0, got {self.start_step}")
+        if self.variable == "temperature":
+            for name in ("start", "end"):
+                value = getattr(self, name)
+                if value is not None and value <= 0:
+                    raise ValueError(f"a temperature must be > 0, got {name}: {value}")
+        if self.stages is not None and not self.stages:
+            raise ValueError("stages must list at least one stage, or be null")
+
+
+def scalar_variables(term):
+    """Names of the term's attributes that are scalar Keras variables
+    (what a schedule can set: `weight`, and e.g. `temperature`)."""
+    return sorted(
+        name for name, value in vars(term).items()
+        if isinstance(value, keras.Variable) and tuple(value.shape) == ()
+    )
+
+
+def check_schedules(schedules, stages, file=None, path="training.schedules"):
+    """Checks `training.schedules` against a method's built stages.
+
+    Every schedule's term must exist in at least one (selected) stage, and
+    have the scheduled scalar variable there; `stages:` must name existing
+    stages. Raises `ConfigError` naming the field, the value and the terms
+    of every stage.
+
+    Args:
+        schedules: a list of `ScheduleConfig`.
+        stages: the method's `kdplug.Stage`s.
+        file: the config file, for messages.
+        path: the dotted path of the list in the config.
+    """
+    stage_names = [stage.name for stage in stages]
+    for i, schedule in enumerate(schedules):
+        field = f"{path}[{i}]"
+        if schedule.stages is not None:
+            for name in schedule.stages:
+                if name not in stage_names:
+                    raise ConfigError(
+                        f"unknown stage {name!r}{did_you_mean(name, stage_names)}; "
+                        f"this method's stages: {', '.join(stage_names)}",
+                        file, f"{field}.stages", schedule.stages,
+                    )
+        selected = [s for s in stages
+                    if schedule.stages is None or s.name in schedule.stages]
+        found = [(s, t) for s in selected for t in s.terms if t.name == schedule.term]
+        if not found:
+            names = list(dict.fromkeys(t.name for s in selected for t in s.terms))
+            where = ("any stage" if schedule.stages is None
+                     else "stage(s) " + ", ".join(schedule.stages))
+            by_stage = "; ".join(
+                f"{s.name}: {', '.join(t.name for t in s.terms) or 'none'}"
+                for s in selected
+            )
+            raise ConfigError(
+                f"no loss term named {schedule.term!r} in {where}"
+                f"{did_you_mean(schedule.term, names)}; terms by stage: {by_stage}",
+                file, f"{field}.term", schedule.term,
+            )
+        for stage, term in found:
+            variables = scalar_variables(term)
+            if schedule.variable not in variables:
+                raise ConfigError(
+                    f"term {term.name!r} (stage {stage.name}) has no scalar "
+                    f"variable {schedule.variable!r}"
+                    f"{did_you_mean(schedule.variable, variables)}; it has: "
+                    + ", ".join(variables),
+                    file, f"{field}.variable", schedule.variable,
+                )
+
+
+def stage_schedules(schedules, stage, total_steps=None):
+    """The `TermSchedule` callbacks of `schedules` that apply to `stage`.
+
+    Args:
+        schedules: a list of `ScheduleConfig` (already checked).
+        stage: a `kdplug.Stage`.
+        total_steps: the stage's optimizer steps (epochs x steps per epoch);
+            a schedule with `steps: null` runs from its `start_step` to there.
+            None or unknown (<= 0): the whole `fit()` call, from Keras' params.
+    """
+    total = total_steps if total_steps and total_steps > 0 else None
+    callbacks = []
+    for schedule in schedules:
+        if schedule.stages is not None and stage.name not in schedule.stages:
+            continue
+        term = next((t for t in stage.terms if t.name == schedule.term), None)
+        if term is None:
+            continue
+        steps = schedule.steps
+        if steps is None and total is not None:
+            steps = max(total - schedule.start_step, 1)
+        callbacks.append(TermSchedule(
+            term, schedule.kind, schedule.start, schedule.end, steps=steps,
+            start_step=schedule.start_step, variable=schedule.variable,
+        ))
+    return callbacks

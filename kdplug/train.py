@@ -9,9 +9,11 @@ import tensorflow as tf
 import yaml
 
 from kdplug.cache import TeacherCache
+from kdplug.callbacks import ResumableBackup
 from kdplug.callbacks import StopOnNaN
 from kdplug.data import TextEncoder
 from kdplug.data import read_splits
+from kdplug.data.text_encoder import needs_pair_inputs
 from kdplug.data.masking import needs_masking
 from kdplug.data.masking import stage_dataset
 from kdplug.data.word_encoder import WordEncoder
@@ -30,8 +32,12 @@ from kdplug.report import first_examples
 from kdplug.report import latency_ms
 from kdplug.report import write_report
 from kdplug.schedules import make_optimizer
+from kdplug.strategy import fit_can_jit_compile
 from kdplug.strategy import make_strategy
+from kdplug.strategy import precision_policy
 from kdplug.students.utils import force_trainable
+from kdplug.term_schedule import check_schedules
+from kdplug.term_schedule import stage_schedules
 from kdplug.teacher import load_teacher
 from kdplug.transfer_set import build_transfer_set
 
@@ -69,12 +75,23 @@ class Experiment:
         self.words = None  # a WordEncoder when the student reads its own word ids
 
     def run(self):
+        # training.mixed_precision: the Keras dtype policy while the models
+        # are built and trained; the previous policy is restored afterwards.
+        with precision_policy(self.config.training.mixed_precision):
+            return self._run()
+
+    def _run(self):
         cfg = self.config
         keras.utils.set_random_seed(cfg.seed)
         os.makedirs(self.run_dir, exist_ok=True)
         with open(os.path.join(self.run_dir, "config.yaml"), "w") as f:
             yaml.safe_dump(cfg.to_dict(), f, sort_keys=False)
         self.strategy = make_strategy(cfg.training.strategy)
+        method_cls = self.pm.methods.get(cfg.method.name)
+        if callable(getattr(method_cls, "run_experiment", None)):
+            # A method with its own flow (e.g. the multi-task `mtdnn-ensemble`)
+            # drives the run with this Experiment's helpers (run_stage, ...).
+            return method_cls(cfg.method_config).run_experiment(self)
         splits = read_splits(cfg.data, cfg.resolve_path)
         teacher, encoder, teacher_info = self.prepare_teacher(splits)
         self.words = self._word_encoder(splits)
@@ -89,6 +106,9 @@ class Experiment:
         with self.strategy.scope():
             student = method.build_student(teacher, student_kind, cfg.data.num_classes)
             stages = method.stages(teacher, student)
+        # A siamese student on WordPiece ids reads each sentence on its own.
+        encoder.pair_inputs = needs_pair_inputs(student)
+        check_schedules(cfg.training.schedules, stages, cfg.file)
         extra, cache_info = self.teacher_outputs(teacher, encoder, train, stages)
         train_ds = self._dataset(
             encoder, train, cfg.training.batch_size, shuffle=True, seed=cfg.seed,
@@ -162,7 +182,8 @@ class Experiment:
             with self.strategy.scope():
                 info = TeacherFinetuner(cfg, source, self.log).run(
                     teacher, train, self._eval_dataset(encoder, splits["validation"]),
-                    jit_compile=cfg.training.jit_compile,
+                    jit_compile=(cfg.training.jit_compile
+                                 and fit_can_jit_compile(self.strategy)),
                 )
             self.seconds["teacher fine-tuning"] = time.perf_counter() - start
         return teacher, encoder, info
@@ -192,9 +213,15 @@ class Experiment:
         self.seconds["teacher outputs"] = time.perf_counter() - start
         return outputs.load(), info
 
-    def run_stage(self, index, stage, student, teacher, train_ds, val_ds):
-        """Trains one stage; skips it if a previous run finished it."""
+    def run_stage(self, index, stage, student, teacher, train_ds, val_ds,
+                  metrics=None):
+        """Trains one stage; skips it if a previous run finished it.
+
+        `metrics`: Keras metrics on the student's logits and the labels;
+        None means accuracy, `()` none (e.g. multi-task students).
+        """
         cfg = self.config.training
+        custom_metrics = None if metrics is None else list(metrics)
         tag = f"{index + 1:02d}-{stage.name}"
         done = os.path.join(self.run_dir, "stages", f"{tag}.weights.h5")
         if os.path.isfile(done):
@@ -215,31 +242,40 @@ class Experiment:
         backup = os.path.join(self.run_dir, "backup", tag)
         with self.strategy.scope():
             distiller = Distiller(student, teacher, stage.terms, name=f"distiller_{tag}")
+            if metrics is None:  # created in the scope, like the models
+                metrics = [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
             distiller.compile(
                 optimizer=make_optimizer(
                     cfg.optimizer, stage.learning_rate or cfg.learning_rate,
                     steps * epochs, cfg.warmup_ratio, cfg.weight_decay,
                 ),
-                metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+                metrics=list(metrics) or None,
                 jit_compile=cfg.jit_compile,
             )
         multi_worker = isinstance(
             self.strategy, tf.distribute.MultiWorkerMirroredStrategy
         )
+        # fit() cannot XLA-compile a step whose replicas live on several local
+        # devices (keras-team/keras#19005); the custom loop compiles each
+        # replica's forward and backward pass instead (docs/distributed.md).
+        custom_loop = multi_worker or (
+            cfg.jit_compile and not fit_can_jit_compile(self.strategy))
         callbacks = [
             StopOnNaN(stage.name, backup),
             keras.callbacks.TensorBoard(os.path.join(self.run_dir, "tensorboard", tag)),
         ]
-        if not multi_worker:  # the custom loop checkpoints itself
-            callbacks.insert(0, keras.callbacks.BackupAndRestore(backup))
+        if not custom_loop:  # the custom loop checkpoints itself
+            callbacks.insert(0, ResumableBackup(backup, stage.name, log=self.log))
         for extra in self.pm.hook.kdplug_callbacks(config=self.config):
             callbacks.extend(extra or [])
+        callbacks.extend(stage_schedules(cfg.schedules, stage, steps * epochs))
         self.log(f"stage {stage.name}: {epochs} epoch(s) x {steps} steps, "
                  f"terms: {', '.join(t.name for t in stage.terms)}")
         start = time.perf_counter()
-        if multi_worker:  # Keras 3 fit() cannot run under this strategy
+        if custom_loop:  # Keras 3 fit() cannot run this (see above)
             history = CustomLoopTrainer(
-                distiller, strategy=self.strategy, jit_compile=cfg.jit_compile
+                distiller, strategy=self.strategy, jit_compile=cfg.jit_compile,
+                metrics=custom_metrics,
             ).fit(
                 train_ds, validation_data=val_ds, epochs=epochs,
                 steps_per_epoch=cfg.steps_per_epoch, callbacks=callbacks,
@@ -256,6 +292,8 @@ class Experiment:
                 shuffle=False,  # the dataset reshuffles itself every epoch
             ).history
         self.seconds[f"stage {stage.name}"] = time.perf_counter() - start
+        self.log(f"stage {stage.name}: done, "
+                 f"{int(distiller.optimizer.iterations.numpy())} optimizer steps")
         if is_chief(self.strategy):
             os.makedirs(os.path.dirname(done), exist_ok=True)
             save_term_weights(stage.terms, done.replace(".weights.h5", ".terms.npz"))

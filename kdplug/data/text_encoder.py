@@ -1,6 +1,17 @@
 import keras_hub
 import tensorflow as tf
 
+# Features of each sentence of a pair encoded on its own (`[CLS] x [SEP]`),
+# for students that read the two sentences separately (siamese BiLSTMs).
+# Suffixed `_a` / `_b` because `token_ids` is the teacher's joint encoding.
+PAIR_INPUT_KEYS = ("token_ids_a", "padding_mask_a", "token_ids_b", "padding_mask_b")
+
+
+def needs_pair_inputs(model):
+    """True when `model` reads per-sentence WordPiece ids (`token_ids_b`),
+    i.e. its batches need `TextEncoder(..., pair_inputs=True)`."""
+    return "token_ids_b" in tuple(getattr(model, "input_keys", None) or ())
+
 
 class TextEncoder:
     """Tokenises text (or text pairs) into BERT inputs inside `tf.data`.
@@ -8,22 +19,41 @@ class TextEncoder:
     Wraps a keras-hub WordPiece tokenizer and a `MultiSegmentPacker` that adds
     [CLS]/[SEP], truncates and pads to `sequence_length`.
 
+    For pairs the features are the teacher's joint encoding
+    `[CLS] a [SEP] b [SEP]`: `token_ids`, `segment_ids` (0 for `a`, 1 for
+    `b`), `padding_mask`. With `pair_inputs=True` every pair batch also
+    carries each sentence encoded on its own, `[CLS] a [SEP]` and
+    `[CLS] b [SEP]`, each padded to `sequence_length`: `token_ids_a`,
+    `padding_mask_a`, `token_ids_b`, `padding_mask_b` (`PAIR_INPUT_KEYS`), what
+    a siamese student on the teacher's vocabulary reads (`bilstm-siamese`
+    with `input: token_ids`). Both come from the same tokenisation of the same
+    examples, so they travel in the same (shuffled) batch. Single texts get
+    no extra features.
+
     Args:
         tokenizer: a `keras_hub.tokenizers.WordPieceTokenizer` (e.g.
             `BertTokenizer.from_preset(dir)`).
         sequence_length: int. Padded length.
+        pair_inputs: bool. Also encode each sentence of a pair on its own
+            (`needs_pair_inputs(student)` says whether a student wants them).
 
     Examples:
 
     ```python
     encoder = TextEncoder(BertTokenizer.from_preset(path), 64)
     ds = tf.data.Dataset.from_tensor_slices(texts).batch(32).map(encoder)
+
+    pairs = TextEncoder(tokenizer, 64, pair_inputs=True)
+    train_ds = pairs.dataset(splits["train"], 32, shuffle=True)
+    # token_ids, segment_ids, padding_mask       (teacher: [CLS] a [SEP] b [SEP])
+    # token_ids_a, padding_mask_a, token_ids_b, padding_mask_b  (siamese student)
     ```
     """
 
-    def __init__(self, tokenizer, sequence_length):
+    def __init__(self, tokenizer, sequence_length, pair_inputs=False):
         self.tokenizer = tokenizer
         self.sequence_length = int(sequence_length)
+        self.pair_inputs = bool(pair_inputs)
         self.packer = keras_hub.layers.MultiSegmentPacker(
             start_value=tokenizer.cls_token_id,
             end_value=tokenizer.sep_token_id,
@@ -36,19 +66,37 @@ class TextEncoder:
     def vocabulary_size(self):
         return self.tokenizer.vocabulary_size()
 
-    def __call__(self, texts, pairs=None):
+    def _padding_mask(self, token_ids):
+        return tf.cast(token_ids != self.tokenizer.pad_token_id, "int32")
+
+    def __call__(self, texts, pairs=None, pair_inputs=None):
+        """Features of a batch (or one) of texts and optional second texts.
+
+        Args:
+            texts: string tensor `(batch,)` or `()`.
+            pairs: second texts, same shape, or None.
+            pair_inputs: overrides the encoder's `pair_inputs` for this call.
+        """
         segments = [self.tokenizer(texts)]
         if pairs is not None:
             segments.append(self.tokenizer(pairs))
         token_ids, segment_ids = self.packer(tuple(segments))
-        return {
+        features = {
             "token_ids": token_ids,
             "segment_ids": segment_ids,
-            "padding_mask": tf.cast(token_ids != self.tokenizer.pad_token_id, "int32"),
+            "padding_mask": self._padding_mask(token_ids),
         }
+        if pair_inputs is None:
+            pair_inputs = self.pair_inputs
+        if pairs is not None and pair_inputs:
+            for suffix, segment in zip(("_a", "_b"), segments):
+                ids, _ = self.packer((segment,))
+                features["token_ids" + suffix] = ids
+                features["padding_mask" + suffix] = self._padding_mask(ids)
+        return features
 
     def dataset(self, examples, batch_size, shuffle=False, seed=0,
-                extra=None, drop_remainder=False):
+                extra=None, drop_remainder=False, pair_inputs=None):
         """A batched `(features, labels)` dataset for `Examples`.
 
         Args:
@@ -59,6 +107,7 @@ class TextEncoder:
             extra: optional dict of per-example arrays added to the features
                 (e.g. cached teacher outputs under `"teacher/<tap>"`).
             drop_remainder: drop the last partial batch.
+            pair_inputs: overrides the encoder's `pair_inputs` (pairs only).
         """
         columns = {"text": examples.texts}
         if examples.pairs is not None:
@@ -71,7 +120,7 @@ class TextEncoder:
         ds = ds.batch(batch_size, drop_remainder=drop_remainder)
 
         def encode(cols, labels):
-            features = self(cols["text"], cols.get("pair"))
+            features = self(cols["text"], cols.get("pair"), pair_inputs=pair_inputs)
             for key in cols:
                 if key not in ("text", "pair"):
                     features[key] = cols[key]

@@ -1,17 +1,23 @@
 import keras
 from keras import ops
 
-from kdplug.errors import KdplugError
 from kdplug.models import flops
 from kdplug.models.attention_logits import attention_logits
 from kdplug.models.nested_config import deserialize_nested
 from kdplug.models.tap_names import add_head_taps
 from kdplug.models.tap_names import add_layer_taps
+from kdplug.models.tap_names import check_tap_names
 from kdplug.models.tap_names import depth_needed
 from kdplug.models.tap_names import transformer_tap_width
 from kdplug.models.tap_names import transformer_taps
 
 INPUT_KEYS = ("token_ids", "segment_ids", "padding_mask")
+
+
+def transformer_offers(num_layers):
+    """The taps of a transformer classifier, as error messages list them."""
+    return (f"embeddings, hidden/1..{num_layers}, cls/<i>, attention/<i>, "
+            "attention_scores/<i>, pooled, logits")
 
 
 def embed_inputs(backbone, inputs):
@@ -32,8 +38,32 @@ def embed_inputs(backbone, inputs):
     return backbone.embeddings_layer_norm(x)
 
 
+class TappedClassifier(keras.Model):
+    """What kdplug's BERT classifiers share: `call()` returns the `logits`
+    tap, and the config is one nested Keras model (the `nested_key`
+    argument, e.g. the backbone) plus plain attributes named like their
+    constructor arguments (`config_attributes`)."""
+
+    nested_key = "backbone"
+    config_attributes = ()
+
+    def call(self, inputs, training=False):
+        return self.taps(inputs, ("logits",), training=training)["logits"]
+
+    def get_config(self):
+        config = super().get_config()
+        config[self.nested_key] = keras.saving.serialize_keras_object(
+            getattr(self, self.nested_key))
+        config.update({k: getattr(self, k) for k in self.config_attributes})
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**deserialize_nested(config, cls.nested_key))
+
+
 @keras.saving.register_keras_serializable(package="kdplug")
-class BertClassifier(keras.Model):
+class BertClassifier(TappedClassifier):
     """A keras-hub BERT backbone with a classification head, and feature taps.
 
     `call()` returns logits. `taps()` runs the same forward pass once and
@@ -74,6 +104,7 @@ class BertClassifier(keras.Model):
     """
 
     input_keys = INPUT_KEYS
+    config_attributes = ("num_classes", "dropout")
 
     def __init__(self, backbone, num_classes, dropout=0.1, **kwargs):
         super().__init__(**kwargs)
@@ -122,19 +153,8 @@ class BertClassifier(keras.Model):
             + flops.dense_flops(1, h, self.num_classes)
         )
 
-    def call(self, inputs, training=False):
-        return self.taps(inputs, ("logits",), training=training)["logits"]
-
     def taps(self, inputs, names=("logits",), training=False):
-        names = set(names)
-        unknown = names - set(self.available_taps())
-        if unknown:
-            raise KdplugError(
-                f"{self.name} has no tap(s) {sorted(unknown)}; it has "
-                f"{self.num_layers} layers and offers: embeddings, "
-                f"hidden/1..{self.num_layers}, cls/<i>, attention/<i>, "
-                "attention_scores/<i>, pooled, logits"
-            )
+        names = check_tap_names(self, names, transformer_offers(self.num_layers))
         bb = self.backbone
         padding_mask = inputs["padding_mask"]
         x = bb.embeddings_dropout(embed_inputs(bb, inputs), training=training)
@@ -167,18 +187,3 @@ class BertClassifier(keras.Model):
 
     def _depth_needed(self, names):
         return depth_needed(names, self.num_layers)
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "backbone": keras.saving.serialize_keras_object(self.backbone),
-                "num_classes": self.num_classes,
-                "dropout": self.dropout,
-            }
-        )
-        return config
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**deserialize_nested(config, "backbone"))

@@ -1,6 +1,7 @@
 import keras
 from keras import ops
 
+from kdplug.errors import KdplugError
 from kdplug.models.bilstm_classifier import BiLstmMlpModel
 from kdplug.models.bilstm_classifier import read_ids
 
@@ -13,8 +14,11 @@ class BiLstmSiameseClassifier(BiLstmMlpModel):
     aware) giving `h1`, `h2`; the features `[h1, h2, h1 * h2, |h1 - h2|]`
     (width `8 * lstm_units`) feed a ReLU MLP and the classifier.
 
-    Inputs: `token_ids` / `padding_mask` and `token_ids_b` /
-    `padding_mask_b` (WordPiece ids of each sentence, unpaired), or with
+    Inputs: `token_ids_a` / `padding_mask_a` and `token_ids_b` /
+    `padding_mask_b` (WordPiece ids of each sentence, unpaired, as
+    `kdplug.data.TextEncoder(..., pair_inputs=True)` adds them next to the
+    teacher's joint `token_ids`; a batch without `token_ids_a` gives the
+    first sentence as `token_ids` / `padding_mask`), or with
     `input="word_ids"`: `word_ids` / `word_padding_mask` and `word_ids_b` /
     `word_padding_mask_b` (masks optional; id 0 is padding).
 
@@ -33,7 +37,7 @@ class BiLstmSiameseClassifier(BiLstmMlpModel):
 
     ```python
     model = BiLstmSiameseClassifier(vocabulary_size=30522, num_classes=3)
-    logits = model({"token_ids": a, "padding_mask": ma,
+    logits = model({"token_ids_a": a, "padding_mask_a": ma,
                     "token_ids_b": b, "padding_mask_b": mb})
     ```
     """
@@ -47,16 +51,29 @@ class BiLstmSiameseClassifier(BiLstmMlpModel):
                          embedding_dim=embedding_dim, lstm_units=lstm_units,
                          hidden_dim=hidden_dim, dropout=dropout, input=input,
                          **kwargs)
-        self.input_keys = (self.ids_key, self.mask_key,
-                           self.ids_key + "_b", self.mask_key + "_b")
+        first = (self.ids_key, self.mask_key)
+        if input == "token_ids":
+            # `token_ids` is the teacher's joint "[CLS] a [SEP] b [SEP]".
+            first = ("token_ids_a", "padding_mask_a")
+        self.input_keys = (*first, self.ids_key + "_b", self.mask_key + "_b")
 
     @property
     def feature_dim(self):
         return 4 * self.encoder.output_dim
 
     def pooled_features(self, inputs, training=False):
-        ids_a, mask_a = read_ids(inputs, self.ids_key, self.mask_key)
-        ids_b, mask_b = read_ids(inputs, self.ids_key + "_b", self.mask_key + "_b")
+        ids_a_key, mask_a_key, ids_b_key, mask_b_key = self.input_keys
+        if ids_b_key not in inputs:
+            raise KdplugError(
+                f"the batch has no {ids_b_key!r} (keys: {sorted(inputs)}); this "
+                "siamese student reads each sentence of a pair on its own: "
+                + ("encode pairs with kdplug.data.TextEncoder(..., "
+                   "pair_inputs=True)" if self.input_kind == "token_ids" else
+                   "add word ids with kdplug.data.word_encoder.word_dataset"))
+        if ids_a_key not in inputs:
+            ids_a_key, mask_a_key = self.ids_key, self.mask_key
+        ids_a, mask_a = read_ids(inputs, ids_a_key, mask_a_key)
+        ids_b, mask_b = read_ids(inputs, ids_b_key, mask_b_key)
         h1 = self.encoder(ids_a, padding_mask=mask_a, training=training)
         h2 = self.encoder(ids_b, padding_mask=mask_b, training=training)
         return ops.concatenate([h1, h2, h1 * h2, ops.abs(h1 - h2)], axis=-1)

@@ -7,9 +7,11 @@ from keras import ops
 from kdplug.errors import KdplugError
 from kdplug.models import flops
 from kdplug.models.bert_classifier import INPUT_KEYS
+from kdplug.models.bert_classifier import TappedClassifier
 from kdplug.models.bert_classifier import embed_inputs
+from kdplug.models.bert_classifier import transformer_offers
 from kdplug.models.exit_branch import ExitBranch
-from kdplug.models.nested_config import deserialize_nested
+from kdplug.models.tap_names import check_tap_names
 
 # Normalised entropy never exceeds 1 analytically; float rounding can push it
 # a hair above, so it is clipped below 1 and `speed >= 1` exits every example.
@@ -25,8 +27,13 @@ def normalized_entropy(logits):
     return ops.minimum(entropy / math.log(num_classes), _MAX_UNCERTAINTY)
 
 
+def _from_bert(name):
+    return property(lambda self: getattr(self.bert, name),
+                    doc=f"The wrapped classifier's `{name}`.")
+
+
 @keras.saving.register_keras_serializable(package="kdplug")
-class EarlyExitBertClassifier(keras.Model):
+class EarlyExitBertClassifier(TappedClassifier):
     """FastBERT (Liu et al., 2020): a BERT classifier with an exit branch
     after every transformer layer but the last.
 
@@ -74,6 +81,12 @@ class EarlyExitBertClassifier(keras.Model):
     """
 
     input_keys = INPUT_KEYS
+    nested_key = "bert"
+    config_attributes = ("branch_dim", "branch_dropout")
+    num_layers = _from_bert("num_layers")
+    hidden_dim = _from_bert("hidden_dim")
+    num_heads = _from_bert("num_heads")
+    backbone = _from_bert("backbone")
 
     def __init__(self, bert, branch_dim=None, branch_dropout=0.0, **kwargs):
         super().__init__(**kwargs)
@@ -98,22 +111,6 @@ class EarlyExitBertClassifier(keras.Model):
         self._adaptive_fn = None
         self.built = True
 
-    @property
-    def num_layers(self):
-        return self.bert.num_layers
-
-    @property
-    def hidden_dim(self):
-        return self.bert.hidden_dim
-
-    @property
-    def num_heads(self):
-        return self.bert.num_heads
-
-    @property
-    def backbone(self):
-        return self.bert.backbone
-
     def branch_tap_names(self):
         return [f"branch_logits/{i}" for i in range(1, self.num_layers)]
 
@@ -132,18 +129,10 @@ class EarlyExitBertClassifier(keras.Model):
         return (self.bert.flops_per_example(sequence_length)
                 + (self.num_layers - 1) * branch)
 
-    def call(self, inputs, training=False):
-        return self.taps(inputs, ("logits",), training=training)["logits"]
-
     def taps(self, inputs, names=("logits",), training=False):
-        names = set(names)
-        unknown = names - set(self.available_taps())
-        if unknown:
-            raise KdplugError(
-                f"{self.name} has no tap(s) {sorted(unknown)}; it offers "
-                f"branch_logits/1..{self.num_layers - 1} and the wrapped "
-                "classifier's taps"
-            )
+        names = check_tap_names(
+            self, names, f"branch_logits/1..{self.num_layers - 1}, "
+            + transformer_offers(self.num_layers))
         branch_names = names & set(self.branch_tap_names())
         layers = sorted(int(n.split("/")[1]) for n in branch_names)
         bert_names = (names - branch_names) | {f"cls/{i}" for i in layers}
@@ -253,18 +242,3 @@ class EarlyExitBertClassifier(keras.Model):
         tf.saved_model.save(module, path,
                             signatures={"serving_default": module.serve})
         return path
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "bert": keras.saving.serialize_keras_object(self.bert),
-                "branch_dim": self.branch_dim,
-                "branch_dropout": self.branch_dropout,
-            }
-        )
-        return config
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**deserialize_nested(config, "bert"))

@@ -1,11 +1,11 @@
 import keras
 from keras import ops
 
-from kdplug.terms.term import Term
+from kdplug.terms.logit_term import LogitTerm
 
 
 @keras.saving.register_keras_serializable(package="kdplug")
-class LogitMSE(Term):
+class LogitMSE(LogitTerm):
     """Mean squared error between teacher and student logits (Tang et al. 2019).
 
     Per example: `mean_c (t_c - s_c)^2`.
@@ -23,21 +23,9 @@ class LogitMSE(Term):
     """
 
     def __init__(self, weight=1.0, tap="logits", name=None, **kwargs):
-        super().__init__(weight=weight, name=name or "logit_mse", **kwargs)
-        self.tap = tap
-
-    def required_teacher_taps(self):
-        return {self.tap}
-
-    def required_student_taps(self):
-        return {self.tap}
+        super().__init__(tap=tap, weight=weight, name=name or "logit_mse",
+                         **kwargs)
 
     def call(self, teacher, student, batch):
-        t = ops.cast(teacher[self.tap], "float32")
-        s = ops.cast(student[self.tap], "float32")
+        t, s = self.logits(teacher, student)
         return ops.mean(ops.square(t - s), axis=-1)
-
-    def get_config(self):
-        config = super().get_config()
-        config.update({"tap": self.tap})
-        return config

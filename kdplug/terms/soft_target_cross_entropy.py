@@ -1,11 +1,11 @@
 import keras
 from keras import ops
 
-from kdplug.terms.term import Term
+from kdplug.terms.logit_term import LogitTerm
 
 
 @keras.saving.register_keras_serializable(package="kdplug")
-class SoftTargetCrossEntropy(Term):
+class SoftTargetCrossEntropy(LogitTerm):
     """Hinton et al. (2015) soft-target cross-entropy with temperature.
 
     Per example: `T^2 * sum_c softmax(t/T)_c * -log softmax(s/T)_c`. The `T^2`
@@ -27,11 +27,10 @@ class SoftTargetCrossEntropy(Term):
 
     def __init__(self, temperature=1.0, weight=1.0, tap="logits", name=None,
                  **kwargs):
-        super().__init__(weight=weight, name=name or "soft_ce", **kwargs)
+        super().__init__(tap=tap, weight=weight, name=name or "soft_ce", **kwargs)
         if temperature <= 0:
             raise ValueError(f"temperature must be > 0, got {temperature}")
         self.initial_temperature = float(temperature)
-        self.tap = tap
         self.temperature = self.add_weight(
             shape=(),
             initializer=keras.initializers.Constant(self.initial_temperature),
@@ -39,15 +38,8 @@ class SoftTargetCrossEntropy(Term):
             name="temperature",
         )
 
-    def required_teacher_taps(self):
-        return {self.tap}
-
-    def required_student_taps(self):
-        return {self.tap}
-
     def call(self, teacher, student, batch):
-        t = ops.cast(teacher[self.tap], "float32")
-        s = ops.cast(student[self.tap], "float32")
+        t, s = self.logits(teacher, student)
         temp = ops.cast(self.temperature, "float32")
         p_teacher = ops.softmax(t / temp, axis=-1)
         log_p_student = ops.log_softmax(s / temp, axis=-1)
@@ -55,5 +47,5 @@ class SoftTargetCrossEntropy(Term):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"temperature": self.initial_temperature, "tap": self.tap})
+        config.update({"temperature": self.initial_temperature})
         return config

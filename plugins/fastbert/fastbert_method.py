@@ -1,8 +1,10 @@
 import dataclasses
+from typing import List
 from typing import Literal
 from typing import Optional
 
 import kdplug
+from kdplug.fastbert_curve import DEFAULT_SPEEDS
 from kdplug.fastbert_curve import fastbert_curve
 from kdplug.students import early_exit_bert
 from kdplug.terms import BranchSelfDistillation
@@ -36,6 +38,11 @@ class FastBERTMethod(kdplug.Method):
         branch_dropout: dropout inside the branches.
         weight: weight of the self-distillation loss.
         data: `unlabelled` (labels ignored, as in the paper) or `task`.
+        curve_speeds: the exit thresholds the report's speed curve sweeps.
+        curve_batch_sizes: batch sizes its throughput is measured at (null:
+            the evaluation batches, `max(training.batch_size, 64)`).
+        curve_rounds: timed passes per threshold (interleaved; the fastest
+            counts).
 
     Examples:
 
@@ -56,8 +63,22 @@ class FastBERTMethod(kdplug.Method):
         branch_dropout: float = 0.1
         weight: float = 1.0
         data: Literal["unlabelled", "task"] = "unlabelled"
+        curve_speeds: List[float] = dataclasses.field(
+            default_factory=lambda: list(DEFAULT_SPEEDS))
+        curve_batch_sizes: Optional[List[int]] = None
+        curve_rounds: int = 1
 
         def __post_init__(self):
+            if not self.curve_speeds or not all(
+                    0.0 <= s <= 1.0 for s in self.curve_speeds):
+                raise ValueError(
+                    f"curve_speeds must be thresholds in [0, 1], got {self.curve_speeds}")
+            if self.curve_batch_sizes is not None and not all(
+                    b >= 1 for b in self.curve_batch_sizes):
+                raise ValueError(
+                    f"curve_batch_sizes must be >= 1, got {self.curve_batch_sizes}")
+            if self.curve_rounds < 1:
+                raise ValueError(f"curve_rounds must be >= 1, got {self.curve_rounds}")
             if self.branch_dim is not None and self.branch_dim <= 0:
                 raise ValueError(f"branch_dim must be > 0, got {self.branch_dim}")
             if not 0.0 <= self.branch_dropout < 1.0:
@@ -87,5 +108,8 @@ class FastBERTMethod(kdplug.Method):
 
     def evaluate(self, student, test_ds, run_dir):
         """The speed curve: threshold vs accuracy vs layers vs examples/s."""
-        curve = fastbert_curve(student, test_ds, output_dir=run_dir)
+        cfg = self.config
+        curve = fastbert_curve(
+            student, test_ds, speeds=cfg.curve_speeds, output_dir=run_dir,
+            batch_sizes=cfg.curve_batch_sizes, rounds=cfg.curve_rounds)
         return {"fastbert_curve": curve}

@@ -62,13 +62,6 @@ class BiLstmStudent(kdplug.StudentKind):
                     "with input: word_ids (the WordTokenizer's vocabulary_size)"
                 )
             vocabulary_size = teacher_attribute(teacher, "vocabulary_size")
-        return bilstm(
-            vocabulary_size=vocabulary_size,
-            num_classes=num_classes,
-            embedding_dim=cfg.embedding_dim,
-            lstm_units=cfg.lstm_units,
-            hidden_dim=cfg.hidden_dim,
-            dropout=cfg.dropout,
-            input=cfg.input,
-            siamese=self.siamese,
-        )
+        options = dataclasses.asdict(cfg)  # bilstm()'s keyword arguments
+        options["vocabulary_size"] = vocabulary_size
+        return bilstm(num_classes=num_classes, siamese=self.siamese, **options)

@@ -8,6 +8,7 @@ from kdplug.errors import KdplugError
 from kdplug.models import EarlyExitBertClassifier
 from kdplug.models.early_exit_classifier import normalized_entropy
 from kdplug.students import early_exit_bert
+from kdplug.testing.early_exit import spread_branch_confidences
 
 NUM_LAYERS = 3
 # The test branches amplify [CLS] differences ~1000x (see `model`), so float
@@ -30,22 +31,9 @@ def batch():
 @pytest.fixture(scope="module")
 def model(teacher, batch):
     m = early_exit_bert(teacher, num_classes=2, branch_dropout=0.0)
-    # Untrained branches are near-uniform and a random tiny BERT's [CLS]
-    # states barely differ between examples, so the branches are set to
-    # standardise [CLS] over this batch: confidences then vary and examples
-    # exit at different layers.
-    rng = np.random.default_rng(0)
-    names = [f"cls/{i}" for i in range(1, NUM_LAYERS)]
-    cls = m.taps(batch, names)
-    for branch, name in zip(m.branches, names):
-        c = cls[name].numpy()
-        w = rng.normal(size=(c.shape[1], branch.hidden_dim))
-        w /= c.std(0).mean() * np.sqrt(c.shape[1])
-        branch.dense.set_weights([w.astype("float32"),
-                                  (-c.mean(0) @ w).astype("float32")])
-        k, b = branch.out.get_weights()
-        branch.out.set_weights([rng.normal(0, 2.0, k.shape).astype("float32"), b])
-    return m
+    # Confidences must vary between examples so that they exit at different
+    # layers (see `spread_branch_confidences`).
+    return spread_branch_confidences(m, batch)
 
 
 def all_taps(model, x):

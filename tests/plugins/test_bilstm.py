@@ -4,6 +4,7 @@ import keras
 import keras_hub
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from kdplug import Distiller
 from kdplug import testing
@@ -12,8 +13,11 @@ from kdplug.config import load_config
 from kdplug.data import Examples
 from kdplug.data import TextEncoder
 from kdplug.data import WordEncoder
+from kdplug.data.text_encoder import PAIR_INPUT_KEYS
+from kdplug.data.text_encoder import needs_pair_inputs
 from kdplug.data.word_encoder import word_dataset
 from kdplug.errors import ConfigError
+from kdplug.errors import KdplugError
 from kdplug.models import BertClassifier
 from kdplug.models import BiLstmSiameseClassifier
 from kdplug_plugins.bilstm.bilstm_method import BiLstmMethod
@@ -90,28 +94,109 @@ def test_configs_validate():
         config_from_dict({**base, "method": {"name": "bilstm", "alpha": -0.1}})
 
 
-def test_siamese_student_learns_paraphrase_pairs_end_to_end():
-    train, test = paraphrase_pairs(256, seed=0), paraphrase_pairs(128, seed=1)
-    vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS
-    text_encoder = TextEncoder(keras_hub.tokenizers.BertTokenizer(vocabulary=vocabulary), 14)
-    # The teacher reads "[CLS] a [SEP] b [SEP]" (segment ids 0 / 1).
+VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS
+
+
+def pair_setup(input, train):
+    """A tiny teacher reading "[CLS] a [SEP] b [SEP]" (segment ids 0 / 1), a
+    siamese student on `input` ids, and the training dataset feeding both."""
+    text_encoder = TextEncoder(
+        keras_hub.tokenizers.BertTokenizer(vocabulary=VOCABULARY), 14,
+        pair_inputs=input == "token_ids")
     teacher = BertClassifier(testing.tiny_backbone(
-        num_layers=1, vocabulary_size=len(vocabulary), seed=0), 2, dropout=0.0)
-    # The student reads its own word ids of each sentence.
-    words = WordEncoder.from_examples(train, sequence_length=6)
+        num_layers=1, vocabulary_size=len(VOCABULARY), seed=0), 2, dropout=0.0)
+    words = None
+    vocabulary_size = None  # token_ids: the teacher's WordPiece vocabulary
+    if input == "word_ids":
+        words = WordEncoder.from_examples(train, sequence_length=6)
+        vocabulary_size = words.vocabulary_size
     keras.utils.set_random_seed(0)
     kind = BiLstmSiameseStudent(BiLstmSiameseStudent.Config(
-        input="word_ids", vocabulary_size=words.vocabulary_size, embedding_dim=16,
+        input=input, vocabulary_size=vocabulary_size, embedding_dim=16,
         lstm_units=16, hidden_dim=32, dropout=0.0))
     method = BiLstmSiameseMethod(BiLstmSiameseMethod.Config(alpha=0.5))
     student = method.build_student(teacher, kind, num_classes=2)
     assert isinstance(student, BiLstmSiameseClassifier)
+    if words is None:
+        assert needs_pair_inputs(student)
+        train_ds = text_encoder.dataset(train, 32, shuffle=True, seed=0)
+    else:
+        assert not needs_pair_inputs(student)
+        train_ds = word_dataset(text_encoder, words, train, 32, shuffle=True, seed=0)
+    return text_encoder, words, teacher, method, student, train_ds
+
+
+def strip(ids):
+    """The WordPiece ids of a row without [CLS], [SEP] and padding."""
+    return [int(i) for i in ids if i > 4]
+
+
+def test_pair_batches_carry_joint_and_separate_encodings():
+    """The teacher's joint ids and the siamese student's per-sentence ids
+    are the same examples, row by row, in the same shuffled batch."""
+    train = paraphrase_pairs(64, seed=3)
+    text_encoder = TextEncoder(
+        keras_hub.tokenizers.BertTokenizer(vocabulary=VOCABULARY), 14,
+        pair_inputs=True)
+    x, y = next(iter(text_encoder.dataset(train, 16, shuffle=True, seed=1)))
+    assert set(PAIR_INPUT_KEYS) <= set(x)
+    assert x["token_ids_a"].shape == x["token_ids_b"].shape == (16, 14)
+    cls, sep = 2, 3
+    index = {pair: i for i, pair in enumerate(zip(train.texts, train.pairs))}
+
+    def decode(ids):
+        return " ".join(VOCABULARY[i] for i in strip(ids))
+
+    rows = [index[decode(a), decode(b)]
+            for a, b in zip(x["token_ids_a"].numpy(), x["token_ids_b"].numpy())]
+    assert len(set(rows)) == 16 and rows != sorted(rows)  # shuffled
+    np.testing.assert_array_equal(y.numpy(), train.labels[rows])
+    for k, row in enumerate(rows):
+        joint = x["token_ids"][k].numpy()
+        segment = x["segment_ids"][k].numpy()
+        a, b = x["token_ids_a"][k].numpy(), x["token_ids_b"][k].numpy()
+        n = int(x["padding_mask"][k].numpy().sum())
+        # [CLS] a [SEP] and [CLS] b [SEP], each on its own
+        assert a[0] == b[0] == cls
+        for ids, mask in ((a, x["padding_mask_a"][k]), (b, x["padding_mask_b"][k])):
+            m = int(mask.numpy().sum())
+            assert ids[m - 1] == sep and not ids[m:].any()
+        # [CLS] a [SEP] b [SEP] for the teacher, b in segment 1
+        assert strip(joint[segment == 0]) == strip(a)
+        assert strip(joint[:n][segment[:n] == 1]) == strip(b)
+        assert joint[n - 1] == sep
+    # Without pair_inputs (or for single texts) only the joint encoding.
+    plain = TextEncoder(text_encoder.tokenizer, 14)
+    assert set(plain(tf.constant(["good"]), tf.constant(["bad"]))) == {
+        "token_ids", "segment_ids", "padding_mask"}
+    assert set(text_encoder(tf.constant(["good"]))) == {
+        "token_ids", "segment_ids", "padding_mask"}
+
+
+@pytest.mark.parametrize("input", ["word_ids", "token_ids"])
+def test_siamese_student_learns_paraphrase_pairs_end_to_end(input):
+    train, test = paraphrase_pairs(256, seed=0), paraphrase_pairs(128, seed=1)
+    text_encoder, words, teacher, method, student, train_ds = pair_setup(input, train)
     (stage,) = method.stages(teacher, student)
 
-    train_ds = word_dataset(text_encoder, words, train, 32, shuffle=True, seed=0)
     x, _ = next(iter(train_ds))
     assert int(np.max(x["segment_ids"])) == 1
-    assert x["word_ids"].shape == x["word_ids_b"].shape == (32, 6)
+    a_key, _, b_key, _ = student.input_keys
+    assert x[a_key].shape == x[b_key].shape == (32, 6 if words else 14)
+    # In one batch the teacher reads the joint encoding, the student each
+    # sentence on its own.
+    teacher_keys = ("token_ids", "segment_ids", "padding_mask")
+    np.testing.assert_allclose(
+        teacher(x), teacher({k: x[k] for k in teacher_keys}), atol=1e-6)
+    np.testing.assert_allclose(
+        student(x), student({k: x[k] for k in student.input_keys}), atol=1e-6)
+    if input == "token_ids":
+        assert a_key == "token_ids_a"
+        joint_as_first = dict(x, token_ids_a=x["token_ids"],
+                              padding_mask_a=x["padding_mask"])
+        assert not np.allclose(student(x), student(joint_as_first), atol=1e-4)
+        with pytest.raises(KdplugError, match="pair_inputs=True"):
+            student({k: x[k] for k in teacher_keys})
     distiller = Distiller(student, teacher, stage.terms)
     distiller.compile(optimizer=keras.optimizers.Adam(1e-2), jit_compile=False,
                       metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
@@ -119,7 +204,10 @@ def test_siamese_student_learns_paraphrase_pairs_end_to_end():
     assert history["loss"][-1] < 0.9 * history["loss"][0], history["loss"]
     assert np.isfinite(history["logit_mse"]).all()
     # Held-out accuracy (chance is 0.5).
-    test_x = words.features(test)
+    if words is None:
+        test_x = text_encoder(tf.constant(test.texts), tf.constant(test.pairs))
+    else:
+        test_x = words.features(test)
     predicted = np.argmax(student(test_x, training=False), axis=-1)
     accuracy = float(np.mean(predicted == test.labels))
     assert accuracy >= 0.8, accuracy

