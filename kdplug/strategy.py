@@ -47,14 +47,14 @@ def mirrored_strategy(devices=None, cross_device_ops=None):
 
     Args:
         devices: device names, e.g. `["/cpu:0", "/cpu:1"]`.
-        cross_device_ops: passed on. TensorFlow's default (collective
-            all-reduce on CPUs, NCCL on GPUs) is right for a process that
-            creates one strategy, as `kdplug run` does. A process that
-            creates several over the same devices (tests) should pass
-            `tf.distribute.ReductionToOneDevice()`: a second collective
-            strategy reuses the first one's collective instance keys, and a
-            model with other weight shapes then fails with "Shape mismatch in
-            the collective instance".
+        cross_device_ops: passed on. None means TensorFlow's default (NCCL)
+            when every device is a GPU, and `ReductionToOneDevice()` for CPU
+            devices: TensorFlow's CPU default, a collective all-reduce,
+            breaks as soon as one process creates a second strategy over the
+            same devices (several `kdplug run`s in a notebook, a benchmark,
+            the test suite): the second reuses the first one's collective
+            instance keys and a model with other weight shapes fails with
+            "Shape mismatch in the collective instance".
 
     Examples:
 
@@ -68,6 +68,8 @@ def mirrored_strategy(devices=None, cross_device_ops=None):
         devices = [d.name for d in gpus] or [
             d.name for d in tf.config.list_logical_devices("CPU")
         ]
+    if cross_device_ops is None and not all("GPU" in d.upper() for d in devices):
+        cross_device_ops = tf.distribute.ReductionToOneDevice()
     return tf.distribute.MirroredStrategy(devices, cross_device_ops=cross_device_ops)
 
 
