@@ -9,6 +9,7 @@ import tensorflow as tf
 from keras import ops
 
 from kdplug.errors import KdplugError
+from kdplug.strategy import clip_across_replicas
 
 
 class CustomLoopTrainer:
@@ -195,7 +196,7 @@ class CustomLoopTrainer:
             raise KdplugError("no trainable weight receives a gradient")
         grads = [g for g, _ in pairs]
         if self.clipping is not None:
-            grads = self._clip_global(grads)
+            grads = clip_across_replicas(self.optimizer, grads, self.clipping)
         self.optimizer.apply(grads, [v for _, v in pairs])
         self._update_metrics(y, sample_weight, per_term, weighted, logits)
 
@@ -238,31 +239,6 @@ class CustomLoopTrainer:
         settings = {k: getattr(opt, k, None)
                     for k in ("clipnorm", "global_clipnorm", "clipvalue")}
         return settings if any(v for v in settings.values()) else None
-
-    def _clip_global(self, grads):
-        """All-reduces, clips as one device would, divides by the replicas
-        (the optimizer sums them again)."""
-        # Keras measures an IndexedSlices gradient (embedding lookups) by its
-        # slices, before rows of repeated tokens are summed; for parity with
-        # one device, those squared norms are all-reduced as they are.
-        sparse = [i for i, g in enumerate(grads) if isinstance(g, tf.IndexedSlices)]
-        slice_squares = [ops.sum(ops.square(grads[i].values)) for i in sparse]
-        dense = [tf.convert_to_tensor(g) for g in grads]
-        reduced = tf.distribute.get_replica_context().all_reduce(
-            tf.distribute.ReduceOp.SUM, dense + slice_squares)
-        grads, slice_squares = reduced[:len(grads)], reduced[len(grads):]
-        squares = [ops.sum(ops.square(g)) for g in grads]
-        for i, square in zip(sparse, slice_squares):
-            squares[i] = square
-        c = self.clipping
-        if c["clipnorm"]:
-            grads = [clip_by_norm(g, sq, c["clipnorm"]) for g, sq in zip(grads, squares)]
-        elif c["global_clipnorm"]:
-            grads = clip_by_global_norm(grads, squares, c["global_clipnorm"])
-        elif c["clipvalue"]:
-            grads = [ops.clip(g, -c["clipvalue"], c["clipvalue"]) for g in grads]
-        n = float(self.strategy.num_replicas_in_sync)
-        return [g / n for g in grads]
 
     @contextlib.contextmanager
     def _optimizer_clipping_off(self):
@@ -380,19 +356,3 @@ def is_chief(strategy=None):
         return True
     return (resolver.task_type == "worker" and resolver.task_id == 0
             and "chief" not in resolver.cluster_spec().as_dict())
-
-
-def clip_by_norm(g, square, clip):
-    """`g` scaled so that its L2 norm, `sqrt(square)`, is at most `clip`
-    (Keras' `clipnorm`)."""
-    return g * clip / ops.maximum(ops.sqrt(square), clip)
-
-
-def clip_by_global_norm(grads, squares, clip):
-    """Gradients scaled so that their joint L2 norm, `sqrt(sum(squares))`, is
-    at most `clip` (Keras' `global_clipnorm`; NaN when the norm is not
-    finite)."""
-    norm = ops.sqrt(ops.sum(ops.stack(squares)))
-    scale = clip * ops.minimum(1.0 / norm, 1.0 / clip) + (norm - norm)
-    return [g * scale for g in grads]
-

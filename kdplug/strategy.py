@@ -119,7 +119,7 @@ def clipping_settings(optimizer):
     return settings if any(settings.values()) else None
 
 
-def clip_across_replicas(optimizer, grads):
+def clip_across_replicas(optimizer, grads, settings=None):
     """Per-replica gradients clipped as one device would clip their sum.
 
     Keras clips inside `optimizer.apply`, *before* its all-reduce: under a
@@ -138,6 +138,10 @@ def clip_across_replicas(optimizer, grads):
     skipped as on one device). Returns `grads` unchanged with one replica,
     without clipping, or with gradient accumulation.
 
+    `settings` (`{clipnorm, global_clipnorm, clipvalue}`) overrides the
+    optimizer's: `CustomLoopTrainer` turns the optimizer's own clipping off
+    while it trains and passes the saved values here.
+
     Examples:
 
     ```python
@@ -147,7 +151,7 @@ def clip_across_replicas(optimizer, grads):
     """
     strategy = tf.distribute.get_strategy()
     replicas = strategy.num_replicas_in_sync
-    settings = clipping_settings(optimizer)
+    settings = settings or clipping_settings(optimizer)
     context = tf.distribute.get_replica_context()
     if replicas == 1 or settings is None or context is None:
         return grads
