@@ -67,6 +67,17 @@ class FinetuneConfig:
 
 
 @dataclasses.dataclass
+class TeacherPipelineConfig:
+    """`teacher.pipeline:`: run the online teacher in the input pipeline
+    (`kdplug.teacher_pipeline.TeacherPipeline`) instead of the train step.
+
+    `pipeline: true` means every default below."""
+
+    dtype: Literal["float32", "bfloat16", "float16"] = "bfloat16"
+    trim_padding: bool = True
+
+
+@dataclasses.dataclass
 class TeacherConfig:
     """The teacher: a local Hugging Face BERT folder, `package:<pkg>/<dir>`,
     a keras-hub preset name, or a `.keras` file."""
@@ -75,6 +86,7 @@ class TeacherConfig:
     tokenizer: Optional[str] = None
     finetune: Optional[FinetuneConfig] = None
     dropout: float = 0.1
+    pipeline: Optional[TeacherPipelineConfig] = None
 
 
 @dataclasses.dataclass
@@ -223,7 +235,14 @@ def config_from_dict(data, file=None, plugin_manager=None):
         raise ConfigError("a config must be a mapping of sections", file, None, data)
     top = parse(_Top, data, "", file)
     data_cfg = parse(DataConfig, top.data, "data", file)
-    teacher = parse(TeacherConfig, top.teacher, "teacher", file)
+    teacher_data = top.teacher
+    pipeline = None
+    if isinstance(teacher_data, dict) and "pipeline" in teacher_data:
+        teacher_data = dict(teacher_data)
+        pipeline = _switchable(TeacherPipelineConfig, teacher_data.pop("pipeline"),
+                               "teacher.pipeline", file)
+    teacher = parse(TeacherConfig, teacher_data, "teacher", file)
+    teacher.pipeline = pipeline
     training = parse(TrainingConfig, top.training, "training", file)
 
     method_name, method_opts = _split_plugin(top.method, "method", "name", file)

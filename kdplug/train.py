@@ -39,6 +39,8 @@ from kdplug.students.utils import force_trainable
 from kdplug.term_schedule import check_schedules
 from kdplug.term_schedule import stage_schedules
 from kdplug.teacher import load_teacher
+from kdplug.teacher_pipeline import TeacherPipeline
+from kdplug.teacher_pipeline import carries_taps
 from kdplug.transfer_set import build_transfer_set
 
 LATENCY_RUNS = 30
@@ -252,6 +254,7 @@ class Experiment:
                 metrics=list(metrics) or None,
                 jit_compile=cfg.jit_compile,
             )
+        train_ds, val_ds = self.pipelined(distiller, teacher, train_ds, val_ds)
         multi_worker = isinstance(
             self.strategy, tf.distribute.MultiWorkerMirroredStrategy
         )
@@ -299,6 +302,19 @@ class Experiment:
             save_term_weights(stage.terms, done.replace(".weights.h5", ".terms.npz"))
             student.save_weights(done)  # written last: marks the stage finished
         return {k: [float(v) for v in vals] for k, vals in history.items()}
+
+    def pipelined(self, distiller, teacher, train_ds, val_ds):
+        """`teacher.pipeline:`: the online teacher's taps computed in the
+        input pipeline (`TeacherPipeline`), not in the train step."""
+        cfg = self.config.teacher.pipeline
+        names = distiller.teacher_tap_names
+        if cfg is None or teacher is None or not names or carries_taps(train_ds, names):
+            return train_ds, val_ds
+        pipeline = TeacherPipeline(teacher, names, dtype=cfg.dtype,
+                                   trim_padding=cfg.trim_padding)
+        self.log(f"teacher pipeline: {cfg.dtype} teacher in the input pipeline"
+                 + (", padding trimmed" if pipeline.trim_padding else ""))
+        return pipeline(train_ds), None if val_ds is None else pipeline(val_ds)
 
     def evaluate(self, teacher, student, test_ds, splits, history):
         start = time.perf_counter()

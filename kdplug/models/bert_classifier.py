@@ -3,11 +3,13 @@ from keras import ops
 
 from kdplug.models import flops
 from kdplug.models.attention_logits import attention_logits
+from kdplug.models.cls_only_layer import cls_only_layer
 from kdplug.models.nested_config import deserialize_nested
 from kdplug.models.tap_names import add_head_taps
 from kdplug.models.tap_names import add_layer_taps
 from kdplug.models.tap_names import check_tap_names
 from kdplug.models.tap_names import depth_needed
+from kdplug.models.tap_names import sequence_taps
 from kdplug.models.tap_names import transformer_tap_width
 from kdplug.models.tap_names import transformer_taps
 
@@ -68,7 +70,9 @@ class BertClassifier(TappedClassifier):
 
     `call()` returns logits. `taps()` runs the same forward pass once and
     returns only the named intermediate outputs that were asked for; layers
-    above the deepest requested tap are not run at all.
+    above the deepest requested tap are not run at all, and the deepest one
+    runs for its [CLS] position only when nothing reads its other positions
+    (`cls_only_layer`; e.g. `call()`, whose logits read the top [CLS]).
 
     Tap names (layer indices are 1-based, as in the papers):
     - `embeddings`: embedding-layer output, `(batch, seq, hidden)`.
@@ -163,6 +167,12 @@ class BertClassifier(TappedClassifier):
             out["embeddings"] = x
         depth = self._depth_needed(names)
         for i, layer in enumerate(bb.transformer_layers[:depth], start=1):
+            if i == depth and not names & sequence_taps(i):
+                # Only the top layer's [CLS] is read (pooler, classifier,
+                # `cls/<depth>`): its other positions are not computed.
+                x = cls_only_layer(layer, x, padding_mask, training=training)
+                add_layer_taps(out, names, i, x)
+                break
             if f"attention_scores/{i}" in names:
                 query = x
                 if layer.normalize_first:

@@ -40,6 +40,11 @@ def depth_needed(names, num_layers):
     return depth
 
 
+def sequence_taps(i):
+    """Layer `i`'s taps that read every position (not only its [CLS])."""
+    return {f"hidden/{i}", f"attention/{i}", f"attention_scores/{i}"}
+
+
 def add_layer_taps(out, names, i, x):
     """Adds layer `i`'s `hidden/<i>` and `cls/<i>` taps of `x` when asked."""
     if f"hidden/{i}" in names:

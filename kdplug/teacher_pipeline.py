@@ -1,0 +1,147 @@
+"""The frozen teacher run inside the input pipeline (`teacher.pipeline:`)."""
+
+import tensorflow as tf
+from keras import ops
+
+from kdplug.distiller import TEACHER_PREFIX
+from kdplug.errors import KdplugError
+from kdplug.strategy import precision_policy
+
+DTYPES = ("float32", "bfloat16", "float16")
+SEQUENCE_KEYS = ("token_ids", "segment_ids", "padding_mask")
+
+
+class TeacherPipeline:
+    """Adds the teacher's outputs to every batch of a `tf.data` pipeline.
+
+    The online alternative to the teacher-output cache: `dataset.map` runs
+    the frozen teacher on each batch and adds its taps to the features as
+    `teacher/<tap>`, which `Distiller.train_step` reads instead of running
+    the teacher itself. Three things make that faster than the teacher
+    inside the (XLA-compiled) train step:
+
+    - `dtype`: the teacher runs as a copy whose variables and compute are in
+      `bfloat16` (or `float16`): inference needs no float32 master weights,
+      and on CPUs with AMX/AVX-512-BF16 or on GPUs its matmuls run at the
+      reduced precision's speed. Outputs are cast back to float32. (Outside
+      XLA on purpose: XLA's CPU backend runs bf16 slower than float32.)
+    - `trim_padding`: when every requested tap is per-example (`logits`,
+      `pooled`, `cls/<i>`), the teacher sees the batch cut to its longest
+      sequence (rounded up to a multiple of `multiple`): padded positions
+      are masked, so the outputs are the same, minus the padding's cost.
+    - overlap: `prefetch` lets the next batch's teacher pass run while the
+      student trains on this one (pays where the step leaves cores or a
+      GPU stream idle; on a 2-core CPU both already work on the step).
+
+    Create it outside any `tf.distribute` scope: the copy's variables are
+    then plain ones the input pipeline can read, and it works under every
+    strategy (each worker's pipeline runs its own copy on the host).
+
+    Args:
+        teacher: a frozen kdplug classifier with `taps()` and
+            `get_config()` (e.g. `BertClassifier`).
+        tap_names: the taps to add (e.g. `distiller.teacher_tap_names`).
+        dtype: `"float32"`, `"bfloat16"` or `"float16"`.
+        trim_padding: bool. See above.
+        multiple: int. Trimmed lengths are rounded up to a multiple of this.
+        prefetch: batches computed ahead (`tf.data.AUTOTUNE` by default).
+
+    Examples:
+
+    ```python
+    distiller = Distiller(student, teacher, terms)
+    pipeline = TeacherPipeline(teacher, distiller.teacher_tap_names,
+                               dtype="bfloat16")
+    distiller.fit(pipeline(train_ds), epochs=3)  # the step never runs the teacher
+    ```
+    """
+
+    def __init__(self, teacher, tap_names, dtype="float32", trim_padding=True,
+                 multiple=8, prefetch=tf.data.AUTOTUNE):
+        if dtype not in DTYPES:
+            raise KdplugError(f"teacher pipeline dtype must be one of {DTYPES}, "
+                              f"got {dtype!r}")
+        if not tap_names:
+            raise KdplugError("teacher pipeline: no teacher taps to compute")
+        self.tap_names = sorted(tap_names)
+        self.dtype = dtype
+        self.trim_padding = bool(trim_padding) and all(
+            per_example_tap(n) for n in self.tap_names)
+        self.multiple = int(multiple)
+        self.prefetch = prefetch
+        self.teacher = inference_copy(teacher, dtype)
+
+    def __call__(self, dataset):
+        """`dataset` of `(x, ...)` batches -> the same with teacher taps in `x`."""
+        if carries_taps(dataset, self.tap_names):
+            return dataset  # already there (teacher-output cache)
+        return dataset.map(self._add_taps).prefetch(self.prefetch)
+
+    def outputs(self, x):
+        """The teacher's taps (float32) for one batch of features."""
+        keys = getattr(self.teacher, "input_keys", None) or tuple(x)
+        inputs = {k: x[k] for k in keys if k in x and not k.startswith(TEACHER_PREFIX)}
+        if self.trim_padding and "padding_mask" in inputs:
+            inputs = trim_to_longest(inputs, self.multiple)
+        taps = self.teacher.taps(inputs, self.tap_names, training=False)
+        return {n: ops.cast(v, "float32") for n, v in taps.items()}
+
+    def _add_taps(self, x, *rest):
+        out = dict(x)
+        for name, value in self.outputs(x).items():
+            out[TEACHER_PREFIX + name] = value
+        return (out, *rest) if rest else out
+
+
+def carries_taps(dataset, tap_names):
+    """Whether `dataset`'s features already hold every `teacher/<tap>`."""
+    features = dataset.element_spec
+    features = features[0] if isinstance(features, tuple) else features
+    return all(TEACHER_PREFIX + n in features for n in tap_names)
+
+
+def per_example_tap(name):
+    """Taps with one vector per example, which padding cannot change."""
+    return name in ("logits", "pooled") or name.startswith("cls/")
+
+
+def trim_to_longest(inputs, multiple=8):
+    """`(batch, seq)` inputs cut to the batch's longest sequence (rounded up
+    to `multiple`, at most `seq`); padding is assumed on the right."""
+    mask = inputs["padding_mask"]
+    seq = tf.shape(mask)[1]
+    longest = tf.reduce_max(tf.reduce_sum(tf.cast(mask, "int32"), axis=1))
+    length = tf.minimum(seq, (longest + multiple - 1) // multiple * multiple)
+    length = tf.maximum(length, 1)
+    return {k: v[:, :length] if k in SEQUENCE_KEYS else v for k, v in inputs.items()}
+
+
+def inference_copy(teacher, dtype):
+    """A frozen copy of `teacher` with `dtype` variables and compute, built
+    outside any distribution strategy scope."""
+    if not (hasattr(teacher, "taps") and hasattr(teacher, "get_config")):
+        raise KdplugError(
+            f"teacher pipeline: the teacher ({type(teacher).__name__}) needs "
+            "taps() and get_config() (kdplug's classifiers have both)")
+    if tf.distribute.has_strategy():
+        raise KdplugError(
+            "teacher pipeline: create it outside `strategy.scope()` (the input "
+            "pipeline reads plain variables, not mirrored ones)")
+    config = with_dtype_policy(teacher.get_config(), dtype)
+    with precision_policy(dtype):
+        copy = type(teacher).from_config(config)
+    copy.set_weights(teacher.get_weights())
+    copy.trainable = False
+    return copy
+
+
+def with_dtype_policy(config, dtype):
+    """A Keras config with every layer's dtype policy replaced by `dtype`."""
+    if isinstance(config, dict):
+        if config.get("class_name") in ("DTypePolicy", "FloatDTypePolicy") and \
+                isinstance(config.get("config"), dict) and "name" in config["config"]:
+            return {**config, "config": {**config["config"], "name": dtype}}
+        return {k: with_dtype_policy(v, dtype) for k, v in config.items()}
+    if isinstance(config, list):
+        return [with_dtype_policy(v, dtype) for v in config]
+    return config
