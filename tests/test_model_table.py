@@ -1,5 +1,6 @@
 from kdplug import model_table
 from kdplug import testing
+from kdplug.models import flops
 
 
 def test_rows_for_teacher_and_students():
@@ -21,7 +22,9 @@ def test_rows_for_teacher_and_students():
         assert r["trainable"] == r["params"] > 0  # built from a frozen teacher
         assert 0 < r["params_ratio"] and 0 < r["flops_ratio"] < 1
     truncated = rows[1]
-    assert truncated["flops_ratio"] * 2 > 1  # one of two layers, plus the head
+    # one of two layers: the teacher minus its (full) lower layer
+    full_layer = flops.transformer_layer_flops(12, 16, 32)
+    assert truncated["flops"] == teacher.flops_per_example(12) - full_layer
     table = model_table.markdown_table(rows, 12)
     assert "| bilstm-siamese |" in table and "`BiLstmSiameseClassifier`" in table
     assert "all of its parameters trainable." in table

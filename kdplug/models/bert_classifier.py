@@ -146,13 +146,17 @@ class BertClassifier(TappedClassifier):
     def flops_per_example(self, sequence_length):
         """Analytic forward FLOPs of one example (see `kdplug.models.flops`).
 
-        `L (8 S H^2 + 4 S^2 H + 4 S H I) + 2 H^2 + 2 H C`: the encoder layers,
-        the pooler and the classifier; embedding lookups cost nothing.
+        `(L - 1) (8 S H^2 + 4 S^2 H + 4 S H I) + (4 S H^2 + 4 H^2 + 4 S H +
+        4 H I) + 2 H^2 + 2 H C`: the encoder layers (the top one for its
+        [CLS] position only, as `call()` runs it), the pooler and the
+        classifier; embedding lookups cost nothing.
         """
         s, h = int(sequence_length), self.hidden_dim
-        layer = flops.transformer_layer_flops(s, h, self.backbone.intermediate_dim)
+        i = self.backbone.intermediate_dim
+        layer = flops.transformer_layer_flops(s, h, i)
         return (
-            self.num_layers * layer
+            (self.num_layers - 1) * layer
+            + flops.cls_only_layer_flops(s, h, i)
             + flops.dense_flops(1, h, h)
             + flops.dense_flops(1, h, self.num_classes)
         )

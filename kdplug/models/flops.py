@@ -41,6 +41,18 @@ def transformer_layer_flops(seq, hidden_dim, intermediate_dim):
     ) + 2 * dense_flops(seq, hidden_dim, intermediate_dim)
 
 
+def cls_only_layer_flops(seq, hidden_dim, intermediate_dim):
+    """A BERT encoder layer run for its [CLS] position only (`cls_only_layer`):
+    keys and values of every position, the rest for one query:
+    `4 S H^2 + 4 H^2 + 4 S H + 4 H I`."""
+    return (
+        2 * dense_flops(seq, hidden_dim, hidden_dim)
+        + 2 * dense_flops(1, hidden_dim, hidden_dim)
+        + 2 * 2 * int(seq) * int(hidden_dim)
+        + 2 * dense_flops(1, hidden_dim, intermediate_dim)
+    )
+
+
 def attention_score_flops(seq, hidden_dim):
     """Extra cost of an `attention_scores/<i>` tap: `4 S H^2 + 2 S^2 H`."""
     return 2 * dense_flops(seq, hidden_dim, hidden_dim) + 2 * int(seq) ** 2 * int(

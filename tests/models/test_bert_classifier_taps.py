@@ -86,5 +86,7 @@ def test_taps_inside_jit_compiled_tf_function(model_and_batch):
 def test_flops_per_example_formula(model_and_batch):
     model, _ = model_and_batch
     # L=2, S=12, H=16, I=32, C=2:
-    # per layer 8*S*H^2 + 4*S^2*H + 4*S*H*I = 24576 + 9216 + 24576 = 58368
-    assert model.flops_per_example(12) == 2 * 58368 + 2 * 16 * 16 + 2 * 16 * 2
+    # per layer 8*S*H^2 + 4*S^2*H + 4*S*H*I = 24576 + 9216 + 24576 = 58368;
+    # the top layer at [CLS] only: 4*S*H^2 + 4*H^2 + 4*S*H + 4*H*I
+    # = 12288 + 1024 + 768 + 2048 = 16128
+    assert model.flops_per_example(12) == 58368 + 16128 + 2 * 16 * 16 + 2 * 16 * 2
