@@ -36,20 +36,22 @@ Markdown under the run folder (never into docs/ unless `--docs` says so).
 import argparse
 import datetime
 import os
-import platform
 import shutil
 import sys
-import tempfile
 import time
+
+from benchlib import cpu_model  # bench/ is the script's folder
+from benchlib import markers
+from benchlib import usable_cpus
+from benchlib import write_marked_section
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = os.path.join(ROOT, "configs", "fastbert.yaml")
-START, END = "<!-- fastbert:start -->", "<!-- fastbert:end -->"
+START, END = markers("fastbert")
 RESULTS = "results.md"
 IMAGE = os.path.join("img", "fastbert_curve.png")
-TITLE = "# Benchmark results\n"
 # An acceptable accuracy loss when picking the threshold the text quotes.
 QUOTE_MAX_DROP = 0.01
 
@@ -147,21 +149,6 @@ def _shown(path):
     return os.path.basename(path) if rel.startswith("..") else rel
 
 
-def _cpu():
-    name = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    name = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
-        else os.cpu_count()
-    return f"{cores} CPU cores ({name})"
-
-
 def render(cfg, report, curve, wall, smoke=False):
     """The Markdown of the fastbert section (without the markers)."""
     from kdplug.fastbert_curve import markdown_table
@@ -188,7 +175,7 @@ def render(cfg, report, curve, wall, smoke=False):
         f"texts (loss {loss[0]:.4f} -> {loss[-1]:.4f}). Test split: "
         f"{report['test_examples']} sentences, sequence length "
         f"{cfg.data.sequence_length}. Throughput: examples/s over the whole "
-        f"test split at batch sizes {sizes}, {_cpu()}, TensorFlow CPU "
+        f"test split at batch sizes {sizes}, {usable_cpus()} CPU cores ({cpu_model()}), TensorFlow CPU "
         f"(no XLA for inference), {datetime.date.today().isoformat()}.",
         "",
         "`speed` is the normalised-entropy threshold: after layer `i` an "
@@ -223,30 +210,8 @@ def render(cfg, report, curve, wall, smoke=False):
 
 
 def write_section(path, section):
-    """Puts `section` between the fastbert markers of `path`; creates the
-    file (a one-line title) or appends the markers when missing. Text outside
-    the markers is never changed."""
-    block = f"{START}\n{section.rstrip()}\n{END}"
-    if os.path.isfile(path):
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    else:
-        text = TITLE
-    has_start, has_end = START in text, END in text
-    if has_start != has_end or (has_start and text.index(START) > text.index(END)):
-        raise SystemExit(f"{path}: unbalanced {START} / {END} markers; fix them by hand")
-    if has_start:
-        text = text[:text.index(START)] + block + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
-                               prefix=".results-", suffix=".md")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
-    return path
+    """Puts `section` between the fastbert markers of `path` (benchlib)."""
+    return write_marked_section(path, "fastbert", section)
 
 
 def main(argv=None):

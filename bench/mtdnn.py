@@ -37,16 +37,17 @@ import math
 import os
 import platform
 import sys
-import tempfile
 import time
+
+from benchlib import markers  # bench/ is the script's folder
+from benchlib import write_marked_section
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = os.path.join(ROOT, "configs", "mtdnn_ensemble.yaml")
-START, END = "<!-- mtdnn:start -->", "<!-- mtdnn:end -->"
+START, END = markers("mtdnn")
 RESULTS = "results.md"
-TITLE = "# Benchmark results\n"
 
 # Seconds on 2 CPU cores (MiniLM-L6, batch 32, sequence length 48).
 TEACHER_STEP = 0.6        # one fine-tuning step
@@ -265,30 +266,8 @@ def _student_layers(cfg):
 
 
 def write_section(path, section):
-    """Puts `section` between the mtdnn markers of `path`; creates the file
-    (a one-line title) or appends the markers when missing. Text outside the
-    markers is never changed."""
-    block = f"{START}\n{section.rstrip()}\n{END}"
-    if os.path.isfile(path):
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    else:
-        text = TITLE
-    has_start, has_end = START in text, END in text
-    if has_start != has_end or (has_start and text.index(START) > text.index(END)):
-        raise SystemExit(f"{path}: unbalanced {START} / {END} markers; fix them by hand")
-    if has_start:
-        text = text[:text.index(START)] + block + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".results-", suffix=".md")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
-    return path
+    """Puts `section` between the mtdnn markers of `path` (benchlib)."""
+    return write_marked_section(path, "mtdnn", section)
 
 
 def main(argv=None):

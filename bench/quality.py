@@ -38,10 +38,15 @@ import time
 
 import yaml
 
+from benchlib import cpu_model  # bench/ is the script's folder
+from benchlib import markers
+from benchlib import usable_cpus
+from benchlib import write_marked_section
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "bench", "results", "quality.json")
 OUT = os.path.join(ROOT, "docs", "results.md")
-START, END = "<!-- quality:start -->", "<!-- quality:end -->"
+START, END = markers("quality")
 SECTION_TITLE = "## Quality: every method on movie_snippets"
 
 # Runtime model for the estimates (2 CPU cores, batch 32, sequence length 48;
@@ -426,22 +431,9 @@ def machine(gpu_hidden=True):
         except importlib.metadata.PackageNotFoundError:
             return None
 
-    model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        usable = os.cpu_count()
     return {
-        "cpus": usable,
-        "cpu": model,
+        "cpus": usable_cpus(),
+        "cpu": cpu_model(),
         "python": platform.python_version(),
         "tensorflow": version("tensorflow") or version("tensorflow-cpu"),
         "keras": version("keras"),
@@ -664,23 +656,9 @@ def _notes(rows):
 
 
 def write_markdown(path, section):
-    """Replaces the text between the quality markers (creates the file with
-    an intro, or appends the section, when needed)."""
-    block = f"{START}\n{section.rstrip()}\n{END}"
-    if os.path.isfile(path):
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    else:
-        text = INTRO
-    if START in text and END in text and text.index(START) < text.index(END):
-        before = text[:text.index(START)]
-        after = text[text.index(END) + len(END):]
-        text = before + block + after
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
+    """Replaces the text between the quality markers (benchlib; a missing
+    file starts with INTRO)."""
+    return write_marked_section(path, "quality", section, title=INTRO)
 
 
 INTRO = """# Benchmark results

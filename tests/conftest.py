@@ -1,4 +1,6 @@
+import importlib.util
 import os
+import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
@@ -11,6 +13,25 @@ from kdplug import testing  # noqa: E402
 # Two logical CPU devices for MirroredStrategy parity tests; must happen before
 # TensorFlow initialises its devices, so it runs at collection time.
 CPU_DEVICES = testing.two_cpu_devices()
+BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench")
+
+
+def load_bench_script(name):
+    """A `bench/<name>.py` script as a module (its folder goes on sys.path,
+    as when it runs as a script, so it finds `benchlib`)."""
+    if BENCH not in sys.path:
+        sys.path.insert(0, BENCH)
+    spec = importlib.util.spec_from_file_location(
+        f"bench_{name}", os.path.join(BENCH, f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def bench_script():
+    """`bench_script("fastbert")`: loads a bench script (`load_bench_script`)."""
+    return load_bench_script
 
 
 @pytest.fixture(autouse=True)

@@ -1,6 +1,5 @@
 """bench/fastbert.py: the smoke mode end to end, and its Markdown section."""
 
-import importlib.util
 import os
 
 import pytest
@@ -9,12 +8,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location(
-        "bench_fastbert", os.path.join(ROOT, "bench", "fastbert.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def bench(bench_script):
+    return bench_script("fastbert")
 
 
 OTHER = ("# Benchmark results\n\nIntro written by hand.\n\n"
@@ -46,21 +41,6 @@ def test_smoke_run_writes_png_and_section(bench, tmp_path):
     assert "| full model |" in section and "(batch 4)" in section
     assert section.count("\n| 0.") == 10 and "\n| 1.00 |" in section
     assert "](img/fastbert_curve.png)" in section
-
-
-def test_write_section_creates_replaces_and_keeps_other_text(bench, tmp_path):
-    path = tmp_path / "docs" / "results.md"
-    bench.write_section(str(path), "first\n")
-    assert path.read_text() == f"{bench.TITLE}\n{bench.START}\nfirst\n{bench.END}\n"
-    path.write_text(path.read_text() + "\nA later section.\n")
-    bench.write_section(str(path), "second")
-    text = path.read_text()
-    assert text.count(bench.START) == 1 and "first" not in text
-    assert text.endswith(f"{bench.START}\nsecond\n{bench.END}\n\nA later section.\n")
-    path.write_text(f"x\n{bench.START}\nno end\n")
-    with pytest.raises(SystemExit, match="unbalanced"):
-        bench.write_section(str(path), "third")
-    assert path.read_text() == f"x\n{bench.START}\nno end\n"
 
 
 def test_real_mode_defaults(bench):

@@ -1,6 +1,5 @@
 """bench/mtdnn.py: its runtime estimate, its Markdown section, the smoke run."""
 
-import importlib.util
 import os
 
 import pytest
@@ -9,12 +8,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 @pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location(
-        "bench_mtdnn", os.path.join(ROOT, "bench", "mtdnn.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def bench(bench_script):
+    return bench_script("mtdnn")
 
 
 OTHER = ("# Benchmark results\n\nIntro written by hand.\n\n"

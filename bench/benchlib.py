@@ -1,0 +1,74 @@
+"""What the bench scripts share: the machine line and the marked Markdown
+sections of `docs/results.md`.
+
+Each script owns one section of the results file, written between its own
+`<!-- name:start -->` / `<!-- name:end -->` markers; text outside the markers
+(introductions written by hand, other scripts' sections) is never changed.
+"""
+
+import os
+import platform
+import tempfile
+
+TITLE = "# Benchmark results\n"
+
+
+def markers(name):
+    """`("<!-- name:start -->", "<!-- name:end -->")`."""
+    return f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+
+
+def write_marked_section(path, name, section, title=TITLE):
+    """Puts `section` between `name`'s markers in `path`, atomically.
+
+    A missing file is created with `title`; missing markers are appended at
+    the end. Unbalanced markers (one without the other, or end before
+    start) stop the script: they are fixed by hand, never guessed.
+
+    Examples:
+
+    >>> write_marked_section("docs/results.md", "fastbert", "## FastBERT ...")
+    'docs/results.md'
+    """
+    start, end = markers(name)
+    block = f"{start}\n{section.rstrip()}\n{end}"
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    else:
+        text = title
+    has_start, has_end = start in text, end in text
+    if has_start != has_end or (has_start and text.index(start) > text.index(end)):
+        raise SystemExit(f"{path}: unbalanced {start} / {end} markers; fix them by hand")
+    if has_start:
+        text = text[:text.index(start)] + block + text[text.index(end) + len(end):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".results-", suffix=".md")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+    return path
+
+
+def cpu_model():
+    """The CPU's model name (from /proc/cpuinfo where there is one)."""
+    name = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return name
+
+
+def usable_cpus():
+    """CPU cores this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count()
