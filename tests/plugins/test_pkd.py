@@ -57,6 +57,9 @@ def test_stage_maps_teacher_layers(teacher, strategy, mapped):
     assert float(hard.weight.numpy()) == pytest.approx(0.7)
     assert float(soft.temperature.numpy()) == 2.0
     assert float(patient.weight.numpy()) == 10.0
+    # beta multiplies the reference code's mean over pairs and features, not
+    # the printed sum (which made beta=100 collapse a real student)
+    assert patient.average
     assert patient.pairs == ((f"cls/{mapped[0]}", "cls/1"), (f"cls/{mapped[1]}", "cls/2"))
     distiller = Distiller(student, teacher, stage.terms)
     assert distiller.teacher_tap_names == sorted({"logits", *(f"cls/{t}" for t in mapped)})
