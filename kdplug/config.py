@@ -282,7 +282,7 @@ def config_from_dict(data, file=None, plugin_manager=None):
         resolve_path=config.resolve_path,
     )
     check = getattr(method_cls, "check_config", None)
-    if callable(check):  # checks across sections a method needs (ConfigError)
+    if callable(check):  # checks across sections (a Method's or a duck-typed plugin's)
         check(config)
     return config
 

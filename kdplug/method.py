@@ -78,6 +78,22 @@ class Method(Configurable):
         """
         return None
 
+    @classmethod
+    def check_config(cls, config):
+        """Checks across config sections, after every section validated.
+
+        Called by `kdplug.config` with the whole `ExperimentConfig`; raise a
+        `kdplug.ConfigError` naming the file and field (e.g. a method that
+        needs `teacher.finetune`). The default checks nothing.
+        """
+
+    # `run_experiment(self, experiment)`: optional. A method whose flow is not
+    # "one student, its stages" (e.g. `mtdnn-ensemble`: several tasks, teacher
+    # ensembles, baseline students) defines it and drives the whole run with
+    # the `kdplug.train.Experiment` helpers (`run_stage`, `evaluate`, ...);
+    # `kdplug run` calls it instead of its own flow. Not defined here, so that
+    # `Experiment` can tell which methods have one.
+
 
 class StudentKind(Configurable):
     """A student architecture that plugins register (`student.kind`).
