@@ -33,12 +33,13 @@ from kdplug.models import BertClassifier  # noqa: E402
 from kdplug.plugins import get_plugin_manager  # noqa: E402
 from kdplug.students import truncated_bert  # noqa: E402
 from kdplug.teacher_pipeline import TeacherPipeline  # noqa: E402
+from kdplug.teacher_pipeline import best_inference_dtype  # noqa: E402
 from kdplug.terms import HardLabelCrossEntropy  # noqa: E402
 from kdplug.terms import SoftTargetCrossEntropy  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BATCH, SEQ = 32, 64
-PIPED = "kdplug kd online, teacher pipeline (bfloat16, padding trimmed)"
+PIPED = "kdplug kd online, teacher pipeline (dtype auto, padding trimmed)"
 
 
 def load_models():
@@ -78,10 +79,12 @@ def variants(teacher, student, data):
 
     forward = tf.function(lambda x: teacher(x, training=False), jit_compile=True)
     out["teacher forward"] = lambda x, y, t: forward(x).numpy()
-    bf16 = TeacherPipeline(teacher, ["logits"], dtype="bfloat16")
-    bf16_forward = tf.function(bf16.outputs)
-    out["teacher forward, pipeline copy (bfloat16, trimmed)"] = (
-        lambda x, y, t: bf16_forward(x)["logits"].numpy())
+    copy = TeacherPipeline(teacher, ["logits"])  # dtype auto, padding trimmed
+    out[f"teacher forward, pipeline copy ({copy.dtype}, trimmed)"] = (
+        lambda x, y, t: copy.outputs(x)["logits"].numpy())
+    bf16 = TeacherPipeline(teacher, ["logits"], dtype="bfloat16", trim_padding=False)
+    out["teacher forward, bfloat16 copy (no XLA, untrimmed)"] = (
+        lambda x, y, t: bf16.outputs(x)["logits"].numpy())
 
     def kd_terms():
         return [SoftTargetCrossEntropy(2.0, weight=0.5), HardLabelCrossEntropy(0.5)]
@@ -103,7 +106,7 @@ def variants(teacher, student, data):
     piped = Distiller(piped_student, teacher, kd_terms())
     piped.compile(optimizer=keras.optimizers.AdamW(1e-5), jit_compile=True)
     expect_trainable(piped, expected, "kdplug kd teacher pipeline")
-    pipeline = TeacherPipeline(teacher, piped.teacher_tap_names, dtype="bfloat16")
+    pipeline = TeacherPipeline(teacher, piped.teacher_tap_names)  # dtype auto
     out[PIPED] = PipelinedSteps(piped, pipeline, data)
 
     keras_student = fresh()
@@ -208,7 +211,8 @@ def main():
     lines = [
         f"Machine: {platform.machine()}, {os.cpu_count()} CPU cores, "
         f"TF {tf.__version__}, Keras {keras.__version__}; batch {BATCH}, "
-        f"sequence {SEQ}, {args.rounds} interleaved rounds x {args.steps} steps after warm-up.",
+        f"sequence {SEQ}, {args.rounds} interleaved rounds x {args.steps} steps after warm-up; "
+        f"pipeline dtype auto = {best_inference_dtype()} here.",
         "",
         "| variant | examples/s (median) | min | max |",
         "|---|---|---|---|",

@@ -73,8 +73,9 @@ class TeacherPipelineConfig:
 
     `pipeline: true` means every default below."""
 
-    dtype: Literal["float32", "bfloat16", "float16"] = "bfloat16"
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
     trim_padding: bool = True
+    jit_compile: Optional[bool] = None
 
 
 @dataclasses.dataclass

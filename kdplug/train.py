@@ -311,8 +311,10 @@ class Experiment:
         if cfg is None or teacher is None or not names or carries_taps(train_ds, names):
             return train_ds, val_ds
         pipeline = TeacherPipeline(teacher, names, dtype=cfg.dtype,
-                                   trim_padding=cfg.trim_padding)
-        self.log(f"teacher pipeline: {cfg.dtype} teacher in the input pipeline"
+                                   trim_padding=cfg.trim_padding,
+                                   jit_compile=cfg.jit_compile)
+        self.log(f"teacher pipeline: {pipeline.dtype} teacher in the input pipeline"
+                 + (", XLA" if pipeline.jit_compile else "")
                  + (", padding trimmed" if pipeline.trim_padding else ""))
         return pipeline(train_ds), None if val_ds is None else pipeline(val_ds)
 

@@ -10,6 +10,7 @@ from kdplug.config import load_config
 from kdplug.errors import KdplugError
 from kdplug.strategy import mirrored_strategy
 from kdplug.teacher_pipeline import TeacherPipeline
+from kdplug.teacher_pipeline import best_inference_dtype
 from kdplug.teacher_pipeline import trim_to_longest
 from kdplug.terms import HardLabelCrossEntropy
 from kdplug.terms import SoftTargetCrossEntropy
@@ -46,7 +47,7 @@ def test_trim_to_longest():
 def test_float32_outputs_equal_the_teacher_and_trimming_changes_nothing(teacher):
     names = ["cls/1", "logits"]
     pipeline = TeacherPipeline(teacher, names, dtype="float32")
-    assert pipeline.trim_padding
+    assert pipeline.trim_padding and pipeline.jit_compile  # float32: XLA by default
     untrimmed = TeacherPipeline(teacher, names, dtype="float32", trim_padding=False)
     for (x, y), (x0, y0) in zip(pipeline(dataset()), dataset()):
         ref = teacher.taps(x0, names)
@@ -63,6 +64,7 @@ def test_float32_outputs_equal_the_teacher_and_trimming_changes_nothing(teacher)
 def test_sequence_taps_are_not_trimmed_and_bfloat16_is_close(teacher):
     pipeline = TeacherPipeline(teacher, ["hidden/1", "logits"], dtype="bfloat16")
     assert not pipeline.trim_padding  # a padded position of hidden/1 is read
+    assert not pipeline.jit_compile  # no GPU in the tests: oneDNN, not XLA
     assert all(w.dtype == "bfloat16" for w in pipeline.teacher.weights)
     assert all(w.dtype == "float32" for w in teacher.weights)  # original untouched
     x, _ = next(iter(pipeline(dataset())))
@@ -72,6 +74,18 @@ def test_sequence_taps_are_not_trimmed_and_bfloat16_is_close(teacher):
                        ["hidden/1", "logits"])
     np.testing.assert_allclose(x["teacher/logits"], ref["logits"], atol=0.02)
     np.testing.assert_allclose(x["teacher/hidden/1"], ref["hidden/1"], atol=0.1)
+
+
+def test_auto_dtype_follows_the_hardware(tmp_path, monkeypatch):
+    monkeypatch.setattr("kdplug.teacher_pipeline.has_gpu", lambda: False)
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx512f avx512_bf16 amx_tile\n")
+    assert best_inference_dtype(str(cpuinfo)) == "bfloat16"
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f\n")
+    assert best_inference_dtype(str(cpuinfo)) == "float32"  # bf16 would be emulated
+    assert best_inference_dtype(str(tmp_path / "missing")) == "float32"
+    monkeypatch.setattr("kdplug.teacher_pipeline.has_gpu", lambda: True)
+    assert best_inference_dtype(str(cpuinfo)) == "bfloat16"
 
 
 def kd_terms():
@@ -135,7 +149,8 @@ def test_kdplug_run_with_the_teacher_in_the_pipeline(tmp_path):
                                rtol=0.02)
     assert abs(piped["student"]["accuracy"] - in_step["student"]["accuracy"]) <= 0.05
     saved = yaml.safe_load(open(tmp_path / "pipeline" / "runs" / "toy" / "config.yaml"))
-    assert saved["teacher"]["pipeline"] == {"dtype": "bfloat16", "trim_padding": True}
+    assert saved["teacher"]["pipeline"] == {"dtype": "bfloat16", "trim_padding": True,
+                                            "jit_compile": None}
 
 
 @pytest.mark.slow
