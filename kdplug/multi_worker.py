@@ -10,6 +10,7 @@ from keras import ops
 
 from kdplug.errors import KdplugError
 from kdplug.strategy import clip_across_replicas
+from kdplug.strategy import clipping_settings
 
 
 class CustomLoopTrainer:
@@ -229,16 +230,11 @@ class CustomLoopTrainer:
     # --------------------------------------------------------------- clipping
 
     def _clipping_settings(self):
-        opt = self.optimizer
         if self.strategy.num_replicas_in_sync == 1:
             return None  # the optimizer's own clipping is already global
-        if isinstance(opt, keras.optimizers.LossScaleOptimizer):
-            return None
-        if getattr(opt, "gradient_accumulation_steps", None):
-            return None
-        settings = {k: getattr(opt, k, None)
-                    for k in ("clipnorm", "global_clipnorm", "clipvalue")}
-        return settings if any(v for v in settings.values()) else None
+        if isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer):
+            return None  # left to Keras (see the class docstring)
+        return clipping_settings(self.optimizer)
 
     @contextlib.contextmanager
     def _optimizer_clipping_off(self):
