@@ -75,7 +75,12 @@ class TeacherPipelineConfig:
 
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
     trim_padding: bool = True
+    length_chunks: int = 4
     jit_compile: Optional[bool] = None
+
+    def __post_init__(self):
+        if self.length_chunks < 1:
+            raise ValueError(f"length_chunks must be >= 1, got {self.length_chunks}")
 
 
 @dataclasses.dataclass

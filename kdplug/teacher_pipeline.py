@@ -38,6 +38,13 @@ class TeacherPipeline:
       `pooled`, `cls/<i>`), the teacher sees the batch cut to its longest
       sequence (rounded up to a multiple of `multiple`): padded positions
       are masked, so the outputs are the same, minus the padding's cost.
+    - `length_chunks`: with `trim_padding`, the batch's examples are sorted
+      by length and the teacher runs on `length_chunks` equal pieces, each
+      cut to its own longest sequence; outputs go back to the batch's order.
+      The student's batches are untouched, so training is the same; the
+      teacher skips most of the padding a batch of mixed lengths carries
+      (on movie_snippets at length 64: 87% of the padded tokens remain
+      after trimming, 57% with 4 chunks).
     - overlap: `prefetch` lets the next batch's teacher pass run while the
       student trains on this one (pays where the step leaves cores or a
       GPU stream idle; on a 2-core CPU both already work on the step).
@@ -54,6 +61,7 @@ class TeacherPipeline:
         trim_padding: bool. See above.
         jit_compile: bool or None (auto). See above.
         multiple: int. Trimmed lengths are rounded up to a multiple of this.
+        length_chunks: int >= 1. See above (1: trim the batch as a whole).
         prefetch: batches computed ahead (`tf.data.AUTOTUNE` by default).
 
     Examples:
@@ -67,10 +75,14 @@ class TeacherPipeline:
     """
 
     def __init__(self, teacher, tap_names, dtype="auto", trim_padding=True,
-                 multiple=8, prefetch=tf.data.AUTOTUNE, jit_compile=None):
+                 multiple=8, prefetch=tf.data.AUTOTUNE, jit_compile=None,
+                 length_chunks=4):
         if dtype not in DTYPES:
             raise KdplugError(f"teacher pipeline dtype must be one of {DTYPES}, "
                               f"got {dtype!r}")
+        if int(length_chunks) != length_chunks or length_chunks < 1:
+            raise KdplugError("teacher pipeline length_chunks must be an integer "
+                              f">= 1, got {length_chunks!r}")
         if not tap_names:
             raise KdplugError("teacher pipeline: no teacher taps to compute")
         self.tap_names = sorted(tap_names)
@@ -78,6 +90,7 @@ class TeacherPipeline:
         self.trim_padding = bool(trim_padding) and all(
             per_example_tap(n) for n in self.tap_names)
         self.multiple = int(multiple)
+        self.length_chunks = int(length_chunks) if self.trim_padding else 1
         self.prefetch = prefetch
         self.teacher = inference_copy(teacher, self.dtype)
         if jit_compile is None:
@@ -95,9 +108,32 @@ class TeacherPipeline:
         """The teacher's taps (float32) for one batch of features."""
         keys = getattr(self.teacher, "input_keys", None) or tuple(x)
         inputs = {k: x[k] for k in keys if k in x and not k.startswith(TEACHER_PREFIX)}
-        if self.trim_padding and "padding_mask" in inputs:
-            inputs = trim_to_longest(inputs, self.multiple)
-        return self._forward(inputs)
+        if not (self.trim_padding and "padding_mask" in inputs):
+            return self._forward(inputs)
+        if self.length_chunks == 1:
+            return self._forward(trim_to_longest(inputs, self.multiple))
+        return self._chunked(inputs)
+
+    def _chunked(self, inputs):
+        """Per-example taps of the batch run in length-sorted chunks, each
+        trimmed, and put back in the batch's order."""
+        lengths = tf.reduce_sum(tf.cast(inputs["padding_mask"], "int32"), axis=1)
+        order = tf.argsort(lengths, stable=True)
+        batch = tf.shape(lengths)[0]
+        pieces = []
+        for i in range(self.length_chunks):
+            start = batch * i // self.length_chunks
+            size = batch * (i + 1) // self.length_chunks - start
+            # A batch smaller than length_chunks leaves chunks empty: those
+            # run on one (repeated) example and keep none of its outputs.
+            rows = tf.gather(order, tf.minimum(start + tf.range(tf.maximum(size, 1)),
+                                               batch - 1))
+            chunk = {k: tf.gather(v, rows) for k, v in inputs.items()}
+            out = self._forward(trim_to_longest(chunk, self.multiple))
+            pieces.append({n: v[:size] for n, v in out.items()})
+        back = tf.argsort(order)  # batch position -> row of the sorted outputs
+        return {n: tf.gather(tf.concat([p[n] for p in pieces], axis=0), back)
+                for n in self.tap_names}
 
     def _taps(self, inputs):
         taps = self.teacher.taps(inputs, self.tap_names, training=False)

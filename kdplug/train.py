@@ -312,10 +312,13 @@ class Experiment:
             return train_ds, val_ds
         pipeline = TeacherPipeline(teacher, names, dtype=cfg.dtype,
                                    trim_padding=cfg.trim_padding,
+                                   length_chunks=cfg.length_chunks,
                                    jit_compile=cfg.jit_compile)
         self.log(f"teacher pipeline: {pipeline.dtype} teacher in the input pipeline"
                  + (", XLA" if pipeline.jit_compile else "")
-                 + (", padding trimmed" if pipeline.trim_padding else ""))
+                 + (", padding trimmed" if pipeline.trim_padding else "")
+                 + (f" in {pipeline.length_chunks} length-sorted chunks"
+                    if pipeline.length_chunks > 1 else ""))
         return pipeline(train_ds), None if val_ds is None else pipeline(val_ds)
 
     def evaluate(self, teacher, student, test_ds, splits, history):

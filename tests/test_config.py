@@ -97,6 +97,19 @@ def test_bad_values_name_field_and_value(tmp_path, section, key, value, message)
     assert section in text
 
 
+@pytest.mark.parametrize("pipeline,message", [
+    ({"length_chunks": 0}, "length_chunks must be >= 1, got 0"),
+    ({"dtype": "int8"}, "must be one of 'auto', 'float32'"),
+    ({"trim_pading": True}, "'trim_padding'"),
+])
+def test_bad_teacher_pipeline_names_the_field(tmp_path, pipeline, message):
+    doc = base()
+    doc["teacher"]["pipeline"] = pipeline
+    err, path = error_for(doc, tmp_path)
+    assert path in str(err) and message in str(err)
+    assert "teacher.pipeline" in str(err)
+
+
 def test_missing_required_field(tmp_path):
     doc = base()
     del doc["teacher"]

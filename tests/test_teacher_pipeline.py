@@ -61,6 +61,30 @@ def test_float32_outputs_equal_the_teacher_and_trimming_changes_nothing(teacher)
                                    pipeline.outputs(x0)["logits"], atol=1e-5)
 
 
+@pytest.mark.parametrize("batch", [8, 5, 3, 1])
+def test_length_chunks_give_the_batch_outputs_in_its_order(teacher, batch):
+    names = ["cls/1", "logits"]
+    x, _ = testing.toy_arrays(num_examples=batch, sequence_length=32, seed=batch)
+    x["padding_mask"][:] = 0
+    lengths = np.linspace(3, 31, batch).astype(int)
+    for i, length in enumerate(np.random.default_rng(batch).permutation(lengths)):
+        x["padding_mask"][i, :length] = 1  # lengths 3..31, shuffled
+    ref = teacher.taps(x, names)
+    for chunks in (1, 2, 4):
+        pipeline = TeacherPipeline(teacher, names, dtype="float32", length_chunks=chunks)
+        seen = []
+        forward = pipeline._forward
+        pipeline._forward = lambda inputs: (seen.append(inputs["token_ids"].shape),
+                                            forward(inputs))[1]
+        out = pipeline.outputs(x)
+        for name in names:
+            np.testing.assert_allclose(out[name], ref[name], atol=1e-5)
+        assert len(seen) == chunks
+        assert sum(shape[0] for shape in seen) == max(batch, chunks)  # empty: one row
+        if chunks > 1 and batch >= chunks:  # the shortest examples' chunk is cut shorter
+            assert seen[0][1] < seen[-1][1]
+
+
 def test_sequence_taps_are_not_trimmed_and_bfloat16_is_close(teacher):
     pipeline = TeacherPipeline(teacher, ["hidden/1", "logits"], dtype="bfloat16")
     assert not pipeline.trim_padding  # a padded position of hidden/1 is read
@@ -112,6 +136,8 @@ def test_training_with_the_pipeline_equals_the_online_teacher(teacher):
 def test_errors(teacher, cpu_devices):
     with pytest.raises(KdplugError, match="dtype must be one of"):
         TeacherPipeline(teacher, ["logits"], dtype="int8")
+    with pytest.raises(KdplugError, match="length_chunks must be an integer >= 1, got 0"):
+        TeacherPipeline(teacher, ["logits"], length_chunks=0)
     with pytest.raises(KdplugError, match="no teacher taps"):
         TeacherPipeline(teacher, [])
     strategy = mirrored_strategy(cpu_devices,
@@ -150,7 +176,7 @@ def test_kdplug_run_with_the_teacher_in_the_pipeline(tmp_path):
     assert abs(piped["student"]["accuracy"] - in_step["student"]["accuracy"]) <= 0.05
     saved = yaml.safe_load(open(tmp_path / "pipeline" / "runs" / "toy" / "config.yaml"))
     assert saved["teacher"]["pipeline"] == {"dtype": "bfloat16", "trim_padding": True,
-                                            "jit_compile": None}
+                                            "length_chunks": 4, "jit_compile": None}
 
 
 @pytest.mark.slow
