@@ -1,6 +1,6 @@
 """MT-DNN ensemble distillation on the bundled tasks, into docs/results.md.
 
-    python bench/mtdnn.py               # MiniLM-L6 teachers, three tasks (~24 min cold, 2 CPU cores)
+    python bench/mtdnn.py               # MiniLM-L6 teachers, three tasks (~41 min cold, 2 CPU cores)
     python bench/mtdnn.py --estimate    # print the runtime estimate only
     python bench/mtdnn.py --smoke       # tiny preset + toy data, ~1 min, writes under runs/
 
@@ -22,9 +22,11 @@ checkpoints; a re-run resumes: cached teachers and finished students are not
 trained again; delete the folder to retrain the students).
 
 Runtime (2 CPU cores, cold caches; see `estimate()`): MiniLM-L6 fine-tuning
-~0.6 s per batch of 32, its forward pass ~0.2 s per 32 sentences, a 3-layer
-student step ~0.25 s, plus ~40 s of XLA compilation per fine-tuned model and
-~20 s per student: about 24 minutes, ~10 with cached teachers.
+~0.75 s per batch of 32, its forward pass ~0.3 s per 32 sentences, a 3-layer
+student step ~0.7 s (validation included), plus ~40 s of XLA compilation per
+fine-tuned model and ~20 s per student: about 41 minutes, ~25 with cached
+teachers (measured on a 2-core AMD EPYC runner, 2026-11-23: 34 minutes with
+three of the four teachers cached).
 
 `--smoke` runs the same code on a tiny preset (`kdplug.testing`) and toy
 data with the same task layout, and writes its Markdown under the run folder
@@ -49,11 +51,12 @@ CONFIG = os.path.join(ROOT, "configs", "mtdnn_ensemble.yaml")
 START, END = markers("mtdnn")
 RESULTS = "results.md"
 
-# Seconds on 2 CPU cores (MiniLM-L6, batch 32, sequence length 48).
-TEACHER_STEP = 0.6        # one fine-tuning step
-TEACHER_FORWARD = 0.2     # forward pass over 32 sentences
-STUDENT_STEP = 0.25       # one 3-layer student training step
-STUDENT_FORWARD = 0.07    # its forward pass over 32 sentences
+# Seconds on 2 CPU cores (MiniLM-L6, batch 32, sequence length 48), as
+# measured on a 2-core AMD EPYC runner.
+TEACHER_STEP = 0.75       # one fine-tuning step
+TEACHER_FORWARD = 0.3     # forward pass over 32 sentences
+STUDENT_STEP = 0.7        # one 3-layer student training step (+ its validation)
+STUDENT_FORWARD = 0.1     # its forward pass over 32 sentences
 TEACHER_COMPILE = 40      # XLA: fine-tuning + cached forward, per teacher
 STUDENT_COMPILE = 20      # XLA: train + validation steps, per student
 START_UP = 30
