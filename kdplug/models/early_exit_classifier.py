@@ -5,7 +5,6 @@ import tensorflow as tf
 from keras import ops
 
 from kdplug.errors import KdplugError
-from kdplug.models import flops
 from kdplug.models.bert_classifier import INPUT_KEYS
 from kdplug.models.bert_classifier import TappedClassifier
 from kdplug.models.bert_classifier import embed_inputs
@@ -39,7 +38,10 @@ class EarlyExitBertClassifier(TappedClassifier):
 
     Wraps a fine-tuned `BertClassifier` (backbone, pooler and final
     classifier, the paper's "teacher classifier") and adds one `ExitBranch`
-    ("student classifier") on the [CLS] state of layers `1 .. L-1`.
+    ("student classifier") on the output of layers `1 .. L-1`: by default
+    the paper's (a projection, one self-attention layer read at [CLS], and a
+    tanh layer; `branch_pooling="attention"`), or a head on the [CLS] state
+    only (`branch_pooling="cls"`, see `ExitBranch`).
     `call()` returns the final classifier's logits (the full model), so
     evaluating it measures the full-depth accuracy.
 
@@ -66,9 +68,11 @@ class EarlyExitBertClassifier(TappedClassifier):
 
     Args:
         bert: a `BertClassifier` (its backbone and final classifier).
-        branch_dim: int. Width of each branch's tanh layer; default the
-            backbone's hidden size.
+        branch_dim: int. Width of each branch; default the backbone's
+            hidden size (the paper: 128).
         branch_dropout: float. Dropout inside the branches.
+        branch_pooling: `"attention"` (default) or `"cls"`.
+        branch_heads: int. Attention heads of each branch.
 
     Examples:
 
@@ -82,13 +86,14 @@ class EarlyExitBertClassifier(TappedClassifier):
 
     input_keys = INPUT_KEYS
     nested_key = "bert"
-    config_attributes = ("branch_dim", "branch_dropout")
+    config_attributes = ("branch_dim", "branch_dropout", "branch_pooling", "branch_heads")
     num_layers = _from_bert("num_layers")
     hidden_dim = _from_bert("hidden_dim")
     num_heads = _from_bert("num_heads")
     backbone = _from_bert("backbone")
 
-    def __init__(self, bert, branch_dim=None, branch_dropout=0.0, **kwargs):
+    def __init__(self, bert, branch_dim=None, branch_dropout=0.0,
+                 branch_pooling="attention", branch_heads=2, **kwargs):
         super().__init__(**kwargs)
         if bert.num_classes < 2:
             raise KdplugError(
@@ -101,10 +106,13 @@ class EarlyExitBertClassifier(TappedClassifier):
         self.num_classes = bert.num_classes
         self.branch_dim = int(branch_dim or bert.hidden_dim)
         self.branch_dropout = float(branch_dropout)
+        self.branch_pooling = branch_pooling
+        self.branch_heads = int(branch_heads)
         self.branches = [
             ExitBranch(
                 bert.hidden_dim, self.branch_dim, self.num_classes,
-                dropout=self.branch_dropout, name=f"branch_{i}",
+                dropout=self.branch_dropout, pooling=branch_pooling,
+                num_heads=self.branch_heads, name=f"branch_{i}",
             )
             for i in range(1, bert.num_layers)
         ]
@@ -124,10 +132,8 @@ class EarlyExitBertClassifier(TappedClassifier):
 
     def flops_per_example(self, sequence_length):
         """The full model's FLOPs: the wrapped classifier plus every branch."""
-        branch = (flops.dense_flops(1, self.hidden_dim, self.branch_dim)
-                  + flops.dense_flops(1, self.branch_dim, self.num_classes))
         return (self.bert.flops_per_example(sequence_length)
-                + (self.num_layers - 1) * branch)
+                + sum(b.flops_per_example(sequence_length) for b in self.branches))
 
     def taps(self, inputs, names=("logits",), training=False):
         names = check_tap_names(
@@ -135,14 +141,16 @@ class EarlyExitBertClassifier(TappedClassifier):
             + transformer_offers(self.num_layers))
         branch_names = names & set(self.branch_tap_names())
         layers = sorted(int(n.split("/")[1]) for n in branch_names)
-        bert_names = (names - branch_names) | {f"cls/{i}" for i in layers}
+        source = "cls" if self.branch_pooling == "cls" else "hidden"
+        bert_names = (names - branch_names) | {f"{source}/{i}" for i in layers}
         # A frozen wrapped classifier is the self-distillation teacher: it
         # always runs in inference mode.
         bert_training = bool(training) and self.bert.trainable
         out = self.bert.taps(inputs, bert_names, training=bert_training)
         for i in layers:
             out[f"branch_logits/{i}"] = self.branches[i - 1](
-                out[f"cls/{i}"], training=training
+                out[f"{source}/{i}"], padding_mask=inputs["padding_mask"],
+                training=training,
             )
         return {n: out[n] for n in names}
 
@@ -179,7 +187,8 @@ class EarlyExitBertClassifier(TappedClassifier):
         for i, block in enumerate(blocks, start=1):
             x = block(x, padding_mask=padding_mask, training=False)
             if i < len(blocks):
-                logits = tf.cast(self.branches[i - 1](x[:, 0, :]), "float32")
+                logits = tf.cast(self.branches[i - 1](
+                    x, padding_mask=padding_mask), "float32")
                 done = normalized_entropy(logits) < speed
             else:
                 logits = tf.cast(self._final_logits(x), "float32")

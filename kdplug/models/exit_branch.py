@@ -1,59 +1,129 @@
+import math
+
 import keras
 from keras import ops
+
+from kdplug.models.flops import dense_flops
+
+POOLINGS = ("attention", "cls")
 
 
 @keras.saving.register_keras_serializable(package="kdplug")
 class ExitBranch(keras.layers.Layer):
-    """A FastBERT student classifier: a small head on one layer's [CLS] state.
+    """A FastBERT student classifier on one transformer layer's output.
 
-    `Dense(hidden_dim) -> tanh -> Dropout -> Dense(num_classes)` applied to the
-    [CLS] vector `(batch, input_dim)`; returns logits `(batch, num_classes)`.
-    Liu et al. (2020) add one such branch after every transformer layer but
-    the last and train them by self-distillation (their branch also has a
-    one-layer self-attention; a pooler-like MLP on [CLS] is kept here, which
-    is what the final BERT classifier uses too).
+    `pooling="attention"` (the paper's student classifier, Liu et al. 2020,
+    Table 1): `Dense(hidden_dim)` over the layer's sequence, one
+    self-attention layer of width `hidden_dim` (`num_heads` heads, residual)
+    evaluated at the [CLS] position, `Dense(hidden_dim) -> tanh -> Dropout ->
+    Dense(num_classes)`. Only the [CLS] row of the attention is computed: it
+    is the only one the classifier reads. The attention lets the branch pool
+    the whole sentence, which the [CLS] state of an early layer has barely
+    seen yet.
+
+    `pooling="cls"`: the cheaper pooler-like head on the [CLS] vector only,
+    `Dense(hidden_dim) -> tanh -> Dropout -> Dense(num_classes)`.
 
     Args:
-        input_dim: int. Width of the [CLS] vector (the backbone's hidden size).
-        hidden_dim: int. Width of the tanh layer.
+        input_dim: int. Width of the layer's states (the backbone's hidden size).
+        hidden_dim: int. Width of the branch.
         num_classes: int.
         dropout: float. Dropout before the output layer.
+        pooling: `"attention"` or `"cls"`. See above.
+        num_heads: int. Attention heads (`pooling="attention"`); must divide
+            `hidden_dim`.
+
+    Call arguments:
+        hidden: `(batch, seq, input_dim)` layer states (a `(batch,
+            input_dim)` [CLS] vector is accepted with `pooling="cls"`).
+        padding_mask: `(batch, seq)`, 1 for tokens, 0 for padding (attention
+            pooling; all tokens when omitted).
+
+    Returns logits `(batch, num_classes)`.
 
     Examples:
 
     ```python
-    branch = ExitBranch(input_dim=16, hidden_dim=16, num_classes=2)
-    logits = branch(cls_vectors)  # (batch, 2)
+    branch = ExitBranch(input_dim=16, hidden_dim=8, num_classes=2, num_heads=2)
+    logits = branch(layer_states, padding_mask=mask)  # (batch, 2)
     ```
     """
 
     def __init__(self, input_dim, hidden_dim, num_classes, dropout=0.0,
-                 **kwargs):
+                 pooling="attention", num_heads=2, **kwargs):
         super().__init__(**kwargs)
+        if pooling not in POOLINGS:
+            raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
+        if pooling == "attention" and hidden_dim % num_heads:
+            raise ValueError(f"num_heads ({num_heads}) must divide hidden_dim "
+                             f"({hidden_dim})")
         self.input_dim = int(input_dim)
         self.hidden_dim = int(hidden_dim)
         self.num_classes = int(num_classes)
         self.dropout = float(dropout)
+        self.pooling = pooling
+        self.num_heads = int(num_heads)
         init = keras.initializers.TruncatedNormal(stddev=0.02)
-        self.dense = keras.layers.Dense(
-            self.hidden_dim, kernel_initializer=init, dtype=self.dtype_policy,
-            name="dense",
-        )
+
+        def dense(units, name, fan_in, use_bias=True):
+            layer = keras.layers.Dense(units, kernel_initializer=init, use_bias=use_bias,
+                                       dtype=self.dtype_policy, name=name)
+            layer.build((None, fan_in))
+            return layer
+
+        if pooling == "attention":
+            self.project = dense(self.hidden_dim, "project", self.input_dim)
+            self.query, self.value, self.attention_out = (
+                dense(self.hidden_dim, name, self.hidden_dim)
+                for name in ("query", "value", "attention_out"))
+            # A key bias adds the same score to every position of a query:
+            # softmax cancels it, so it would never train.
+            self.key = dense(self.hidden_dim, "key", self.hidden_dim, use_bias=False)
+        self.dense = dense(self.hidden_dim, "dense",
+                           self.hidden_dim if pooling == "attention" else self.input_dim)
         self.drop = keras.layers.Dropout(self.dropout, name="dropout")
-        self.out = keras.layers.Dense(
-            self.num_classes, kernel_initializer=init, dtype=self.dtype_policy,
-            name="out",
-        )
-        self.dense.build((None, self.input_dim))
-        self.out.build((None, self.hidden_dim))
+        self.out = dense(self.num_classes, "out", self.hidden_dim)
         self.built = True
 
     def build(self, input_shape=None):
         self.built = True
 
-    def call(self, cls, training=False):
-        h = ops.tanh(self.dense(cls))
+    def call(self, hidden, padding_mask=None, training=False):
+        h = ops.tanh(self.dense(self.pool(hidden, padding_mask)))
         return self.out(self.drop(h, training=training))
+
+    def pool(self, hidden, padding_mask=None):
+        """What the tanh layer reads: the [CLS] vector (`"cls"`), or the
+        self-attention layer's output at [CLS] (`"attention"`)."""
+        if self.pooling == "cls":
+            return hidden[:, 0, :] if len(hidden.shape) == 3 else hidden
+        h = self.project(hidden)                       # (b, s, d)
+        heads, size = self.num_heads, self.hidden_dim // self.num_heads
+        q = ops.reshape(self.query(h[:, 0, :]), (-1, heads, 1, size))
+        k = ops.transpose(ops.reshape(self.key(h), (-1, ops.shape(h)[1], heads, size)),
+                          (0, 2, 3, 1))               # (b, heads, size, s)
+        v = ops.transpose(ops.reshape(self.value(h), (-1, ops.shape(h)[1], heads, size)),
+                          (0, 2, 1, 3))               # (b, heads, s, size)
+        scores = ops.matmul(q, k) / math.sqrt(size)   # (b, heads, 1, s)
+        if padding_mask is not None:
+            keep = ops.cast(padding_mask, "bool")[:, None, None, :]
+            scores = ops.where(keep, scores, ops.full_like(scores, -1e9))
+        weights = ops.softmax(ops.cast(scores, "float32"), axis=-1)
+        context = ops.matmul(ops.cast(weights, v.dtype), v)  # (b, heads, 1, size)
+        context = ops.reshape(context, (-1, self.hidden_dim))
+        return h[:, 0, :] + self.attention_out(context)
+
+    def flops_per_example(self, sequence_length):
+        """FLOPs (2 x multiply-adds) of one example at `sequence_length` tokens."""
+        d, s = self.hidden_dim, int(sequence_length)
+        head = dense_flops(1, d, self.num_classes)
+        if self.pooling == "cls":
+            return dense_flops(1, self.input_dim, d) + head
+        return (dense_flops(s, self.input_dim, d)     # project every position
+                + 2 * dense_flops(s, d, d)            # keys, values
+                + 3 * dense_flops(1, d, d)            # query, attention output, tanh layer
+                + 2 * 2 * s * d                       # [CLS] scores, weighted sum
+                + head)
 
     def compute_output_shape(self, input_shape):
         return (input_shape[0], self.num_classes)
@@ -66,6 +136,8 @@ class ExitBranch(keras.layers.Layer):
                 "hidden_dim": self.hidden_dim,
                 "num_classes": self.num_classes,
                 "dropout": self.dropout,
+                "pooling": self.pooling,
+                "num_heads": self.num_heads,
             }
         )
         return config

@@ -5,7 +5,7 @@ from kdplug.students.utils import force_trainable
 
 
 def early_exit_bert(teacher, num_classes, branch_dim=None, branch_dropout=0.1,
-                    dropout=0.1):
+                    dropout=0.1, branch_pooling="attention", branch_heads=2):
     """A FastBERT model initialised from a fine-tuned `BertClassifier`.
 
     The backbone (every layer), pooler and final classifier are copied from
@@ -17,8 +17,11 @@ def early_exit_bert(teacher, num_classes, branch_dim=None, branch_dropout=0.1,
     Args:
         teacher: a fine-tuned `BertClassifier`.
         num_classes: int. Must equal the teacher's (its head is reused).
-        branch_dim: int. Width of the branches' tanh layer (default hidden).
+        branch_dim: int. Width of the branches (default hidden).
         branch_dropout: float.
+        branch_pooling: `"attention"` (the paper's branch) or `"cls"`
+            (see `ExitBranch`).
+        branch_heads: int. Attention heads per branch.
         dropout: float. Dropout of the copied classifier.
 
     Examples:
@@ -35,5 +38,7 @@ def early_exit_bert(teacher, num_classes, branch_dim=None, branch_dropout=0.1,
     bert = truncated_bert(teacher, list(range(teacher.num_layers)), num_classes,
                           copy_head=True, dropout=dropout)
     student = EarlyExitBertClassifier(bert, branch_dim=branch_dim,
-                                      branch_dropout=branch_dropout)
+                                      branch_dropout=branch_dropout,
+                                      branch_pooling=branch_pooling,
+                                      branch_heads=branch_heads)
     return force_trainable(student)

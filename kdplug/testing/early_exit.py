@@ -29,10 +29,10 @@ def spread_branch_confidences(model, x, seed=0):
     ```
     """
     rng = np.random.default_rng(seed)
-    names = [f"cls/{i}" for i in range(1, model.num_layers)]
-    cls = model.taps(x, names)
+    names = [f"hidden/{i}" for i in range(1, model.num_layers)]
+    hidden = model.taps(x, names)
     for branch, name in zip(model.branches, names):
-        c = np.asarray(cls[name])
+        c = np.asarray(branch.pool(hidden[name], x["padding_mask"]))
         w = rng.normal(size=(c.shape[1], branch.hidden_dim))
         w /= c.std(0).mean() * np.sqrt(c.shape[1])
         branch.dense.set_weights([w.astype("float32"),

@@ -34,8 +34,11 @@ class FastBERTMethod(kdplug.Method):
     `speed`; `kdplug.fastbert_curve` sweeps `speed`.
 
     Config:
-        branch_dim: width of each branch's tanh layer (default: hidden size).
+        branch_dim: width of each branch (default: hidden size; the paper 128).
         branch_dropout: dropout inside the branches.
+        branch_pooling: `attention` (the paper's branch: one self-attention
+            layer read at [CLS]) or `cls` (a head on the [CLS] state only).
+        branch_heads: attention heads per branch.
         weight: weight of the self-distillation loss.
         data: `unlabelled` (labels ignored, as in the paper) or `task`.
         curve_speeds: the exit thresholds the report's speed curve sweeps.
@@ -61,6 +64,8 @@ class FastBERTMethod(kdplug.Method):
     class Config:
         branch_dim: Optional[int] = None
         branch_dropout: float = 0.1
+        branch_pooling: Literal["attention", "cls"] = "attention"
+        branch_heads: int = 2
         weight: float = 1.0
         data: Literal["unlabelled", "task"] = "unlabelled"
         curve_speeds: List[float] = dataclasses.field(
@@ -81,6 +86,10 @@ class FastBERTMethod(kdplug.Method):
                 raise ValueError(f"curve_rounds must be >= 1, got {self.curve_rounds}")
             if self.branch_dim is not None and self.branch_dim <= 0:
                 raise ValueError(f"branch_dim must be > 0, got {self.branch_dim}")
+            if self.branch_heads < 1 or (self.branch_dim or 0) % self.branch_heads:
+                raise ValueError(
+                    f"branch_heads must be >= 1 and divide branch_dim, got "
+                    f"{self.branch_heads} (branch_dim {self.branch_dim})")
             if not 0.0 <= self.branch_dropout < 1.0:
                 raise ValueError(
                     f"branch_dropout must be in [0, 1), got {self.branch_dropout}"
@@ -93,6 +102,8 @@ class FastBERTMethod(kdplug.Method):
             teacher, num_classes,
             branch_dim=self.config.branch_dim,
             branch_dropout=self.config.branch_dropout,
+            branch_pooling=self.config.branch_pooling,
+            branch_heads=self.config.branch_heads,
         )
 
     def stages(self, teacher, student):

@@ -28,9 +28,10 @@ def batch():
     return x
 
 
-@pytest.fixture(scope="module")
-def model(teacher, batch):
-    m = early_exit_bert(teacher, num_classes=2, branch_dropout=0.0)
+@pytest.fixture(scope="module", params=["attention", "cls"])
+def model(teacher, batch, request):
+    m = early_exit_bert(teacher, num_classes=2, branch_dropout=0.0,
+                        branch_pooling=request.param)
     # Confidences must vary between examples so that they exit at different
     # layers (see `spread_branch_confidences`).
     return spread_branch_confidences(m, batch)
@@ -52,11 +53,11 @@ def test_structure_copy_and_taps(teacher, model, batch):
                                atol=1e-5)
     teacher_ids = {id(v) for v in teacher.weights}
     assert not teacher_ids & {id(v) for v in model.weights}
-    taps = model.taps(batch, ["branch_logits/1", "cls/1", "logits"])
-    assert set(taps) == {"branch_logits/1", "cls/1", "logits"}
+    taps = model.taps(batch, ["branch_logits/1", "hidden/1", "logits"])
+    assert set(taps) == {"branch_logits/1", "hidden/1", "logits"}
     np.testing.assert_allclose(
         taps["branch_logits/1"].numpy(),
-        model.branches[0](taps["cls/1"]).numpy(), atol=1e-6)
+        model.branches[0](taps["hidden/1"], batch["padding_mask"]).numpy(), atol=1e-6)
     assert taps["branch_logits/1"].shape == (16, 2)
     with pytest.raises(KdplugError, match="branch_logits/1"):
         model.taps(batch, ["branch_logits/3"])
@@ -78,6 +79,8 @@ def test_keras_round_trip(model, batch, tmp_path):
     loaded = keras.saving.load_model(path)
     assert isinstance(loaded, EarlyExitBertClassifier)
     assert loaded.branch_dim == model.branch_dim == 16
+    assert loaded.branch_pooling == model.branch_pooling
+    assert [b.pooling for b in loaded.branches] == [model.branch_pooling] * 2
     a, b = all_taps(model, batch), all_taps(loaded, batch)
     for k in a:
         np.testing.assert_allclose(a[k], b[k], atol=1e-5)
