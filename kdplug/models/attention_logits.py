@@ -51,12 +51,18 @@ def attention_logits(attention_layer, query, key=None, padding_mask=None):
     head_dim = ops.shape(q)[-1] if q.shape[-1] is None else q.shape[-1]
     q = ops.multiply(q, ops.cast(1.0 / math.sqrt(head_dim), q.dtype))
     scores = ops.einsum("btnd,bsnd->bnts", q, k)
-    if padding_mask is not None:
-        keep = ops.cast(padding_mask, "bool")[:, None, None, :]
-        # float16 cannot hold -1e9; use Keras' float16 value there, as its
-        # masked softmax does
-        fill = MASKED_SCORE
-        if keras.backend.standardize_dtype(scores.dtype) == "float16":
-            fill = -3e4
-        scores = ops.where(keep, scores, ops.cast(fill, scores.dtype))
-    return scores
+    return mask_padded_keys(scores, padding_mask)
+
+
+def mask_padded_keys(scores, padding_mask):
+    """`(batch, heads, seq_q, seq_k)` scores with every key position where
+    `padding_mask` (`(batch, seq_k)`, or None: nothing masked) is 0 set to
+    `MASKED_SCORE` (-3e4 under float16, which cannot hold -1e9, as Keras'
+    masked softmax does)."""
+    if padding_mask is None:
+        return scores
+    keep = ops.cast(padding_mask, "bool")[:, None, None, :]
+    fill = MASKED_SCORE
+    if keras.backend.standardize_dtype(scores.dtype) == "float16":
+        fill = -3e4
+    return ops.where(keep, scores, ops.cast(fill, scores.dtype))

@@ -3,6 +3,7 @@ import math
 import keras
 from keras import ops
 
+from kdplug.models.attention_logits import mask_padded_keys
 from kdplug.models.flops import dense_flops
 
 POOLINGS = ("attention", "cls")
@@ -104,10 +105,8 @@ class ExitBranch(keras.layers.Layer):
                           (0, 2, 3, 1))               # (b, heads, size, s)
         v = ops.transpose(ops.reshape(self.value(h), (-1, ops.shape(h)[1], heads, size)),
                           (0, 2, 1, 3))               # (b, heads, s, size)
-        scores = ops.matmul(q, k) / math.sqrt(size)   # (b, heads, 1, s)
-        if padding_mask is not None:
-            keep = ops.cast(padding_mask, "bool")[:, None, None, :]
-            scores = ops.where(keep, scores, ops.full_like(scores, -1e9))
+        scores = mask_padded_keys(ops.matmul(q, k) / math.sqrt(size),  # (b, heads, 1, s)
+                                  padding_mask)
         weights = ops.softmax(ops.cast(scores, "float32"), axis=-1)
         context = ops.matmul(ops.cast(weights, v.dtype), v)  # (b, heads, 1, size)
         context = ops.reshape(context, (-1, self.hidden_dim))
