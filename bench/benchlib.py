@@ -8,7 +8,8 @@ Each script owns one section of the results file, written between its own
 
 import os
 import platform
-import tempfile
+
+from kdplug import storage
 
 TITLE = "# Benchmark results\n"
 
@@ -44,14 +45,7 @@ def write_marked_section(path, name, section, title=TITLE):
         text = text[:text.index(start)] + block + text[text.index(end) + len(end):]
     else:
         text = text.rstrip("\n") + "\n\n" + block + "\n"
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".results-", suffix=".md")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
-    return path
+    return storage.write_text(path, text)
 
 
 def cpu_model():

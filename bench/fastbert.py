@@ -115,7 +115,7 @@ def load(args):
 
 
 def run(args):
-    from kdplug.train import Experiment
+    from kdplug.run.experiment import Experiment
 
     cfg = load(args)
     start = time.perf_counter()
@@ -151,7 +151,7 @@ def _shown(path):
 
 def render(cfg, report, curve, wall, smoke=False):
     """The Markdown of the fastbert section (without the markers)."""
-    from kdplug.fastbert_curve import markdown_table
+    from kdplug_plugins.fastbert.speed_curve import markdown_table
 
     history = report["history"].get("self_distill", {})
     loss = history.get("loss") or [float("nan")]

@@ -86,7 +86,7 @@ def parse_args(argv=None):
 def plugin_manager():
     """The installed plugins; `mtdnn-ensemble` is added directly when the
     installed entry points predate it (`pip install -e .` refreshes them)."""
-    from kdplug.plugins import get_plugin_manager
+    from kdplug.plugin.manager import get_plugin_manager
 
     pm = get_plugin_manager()
     if "mtdnn-ensemble" not in pm.methods:
@@ -170,7 +170,7 @@ def format_estimate(parts):
 
 
 def run(args):
-    from kdplug.train import Experiment
+    from kdplug.run.experiment import Experiment
     from kdplug_plugins.mtdnn.task import Task
 
     cfg = load(args)

@@ -309,42 +309,43 @@ def teacher_job(config_path, result_path):
     """
     import keras
 
+    from kdplug import storage
     from kdplug.config import load_config
     from kdplug.data import read_splits
-    from kdplug.finetune import TeacherFinetuner
-    from kdplug.fingerprint import cache_root
-    from kdplug.report import accuracy
-    from kdplug.report import count_params
-    from kdplug.report import first_examples
-    from kdplug.report import latency_ms
-    from kdplug.strategy import make_strategy
-    from kdplug.teacher import load_teacher
-    from kdplug.teacher import resolve_source
-    from kdplug.train import LATENCY_RUNS
-    from kdplug.train import Experiment
+    from kdplug.evaluation.measure import LATENCY_RUNS
+    from kdplug.evaluation.measure import accuracy
+    from kdplug.evaluation.measure import count_params
+    from kdplug.evaluation.measure import first_examples
+    from kdplug.evaluation.measure import latency_ms
+    from kdplug.run import RunContext
+    from kdplug.run import SingleTaskRunner
+    from kdplug.run import TeacherSetup
+    from kdplug.run.teacher_setup import EVAL_BATCH_SIZE
+    from kdplug.storage import cache_root
+    from kdplug.teacher.finetune import TeacherFinetuner
+    from kdplug.teacher.loading import load_teacher
+    from kdplug.teacher.loading import resolve_source
 
     cfg = load_config(config_path)
     keras.utils.set_random_seed(cfg.seed)
-    experiment = Experiment(cfg)
-    experiment.strategy = make_strategy(cfg.training.strategy)
+    context = RunContext.create(cfg)
     splits = read_splits(cfg.data, cfg.resolve_path)
-    teacher, encoder, info = experiment.prepare_teacher(splits)
-    test_ds = experiment._eval_dataset(encoder, splits["test"])
+    teacher, tokenizer, info = SingleTaskRunner(context.method(), context).prepare_teacher(
+        splits)
+    test_ds = TeacherSetup(context).encoder(tokenizer).dataset(
+        splits["test"], max(cfg.training.batch_size, EVAL_BATCH_SIZE))
     start = time.perf_counter()
     measured = {
         "accuracy": accuracy(teacher, test_ds),
         "params": count_params(teacher),
         "latency_ms": latency_ms(teacher, first_examples(test_ds, 1), runs=LATENCY_RUNS),
     }
-    finetuner = TeacherFinetuner(cfg, resolve_source(cfg.teacher.source, cfg.resolve_path),
-                                 log=lambda *_: None)
+    finetuner = TeacherFinetuner(cfg, resolve_source(cfg.teacher.source, cfg.resolve_path))
     shared = os.path.join(cache_root(), "bench", f"teacher-{finetuner.key()}.keras")
     if not os.path.isfile(shared):
         fresh, _, _ = load_teacher(cfg.teacher, cfg.data.num_classes, cfg.resolve_path)
         fresh.load_weights(finetuner.weights_path)
-        os.makedirs(os.path.dirname(shared), exist_ok=True)
-        fresh.save(shared + ".tmp.keras")
-        os.replace(shared + ".tmp.keras", shared)
+        storage.save_model(fresh, shared)
     report = {
         "name": cfg.name, "method": "teacher", "test_examples": len(splits["test"]),
         "teacher": dict(measured, finetune=info), "student": measured,
@@ -352,8 +353,7 @@ def teacher_job(config_path, result_path):
                     "evaluation": time.perf_counter() - start},
         "shared_teacher": shared,
     }
-    with open(result_path, "w") as f:
-        json.dump(report, f, indent=2, default=float)
+    storage.write_json(result_path, report)
     return report
 
 
@@ -361,9 +361,9 @@ def run_in_process(row, config_path, report_path):
     if row.kind == "teacher":
         return teacher_job(config_path, report_path)
     from kdplug.config import load_config
-    from kdplug.train import Experiment
+    from kdplug.run.experiment import Experiment
 
-    return Experiment(load_config(config_path), log=lambda *_: None).run()
+    return Experiment(load_config(config_path)).run()
 
 
 def run_subprocess(row, config_path, report_path, log_path, timeout, gpu=False):
@@ -450,12 +450,9 @@ def load_results(path):
 
 
 def save_results(path, results):
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(results, f, indent=1, sort_keys=True, default=float)
-        f.write("\n")
-    os.replace(tmp, path)
+    from kdplug import storage
+
+    storage.write_json(path, results, indent=1, sort_keys=True)
 
 
 # --------------------------------------------------------------------------

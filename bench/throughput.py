@@ -34,10 +34,10 @@ from kdplug.config import DataConfig  # noqa: E402
 from kdplug.data import TextEncoder  # noqa: E402
 from kdplug.data import read_splits  # noqa: E402
 from kdplug.models import BertClassifier  # noqa: E402
-from kdplug.plugins import get_plugin_manager  # noqa: E402
+from kdplug.plugin.manager import get_plugin_manager  # noqa: E402
 from kdplug.students import truncated_bert  # noqa: E402
-from kdplug.teacher_pipeline import TeacherPipeline  # noqa: E402
-from kdplug.teacher_pipeline import best_inference_dtype  # noqa: E402
+from kdplug.teacher.pipeline import TeacherPipeline  # noqa: E402
+from kdplug.teacher.pipeline import best_inference_dtype  # noqa: E402
 from kdplug.terms import HardLabelCrossEntropy  # noqa: E402
 from kdplug.terms import SoftTargetCrossEntropy  # noqa: E402
 

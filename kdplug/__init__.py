@@ -4,8 +4,17 @@ Public API:
 
 - `Distiller`: a `keras.Model` that trains a student against a teacher.
 - `Method`, `StudentKind`, `Stage`: what method and student plugins implement.
-- `hookimpl`: the decorator for plugin hooks (see `kdplug.hookspecs`).
+- `hookimpl`: the decorator for plugin hooks (see `kdplug.plugin.hookspecs`).
 - `get_plugin_manager()`: the loaded plugins and their registries.
+- `Experiment`: runs a validated config end to end (what `kdplug run` does).
+- `load_model(path)`: `keras.saving.load_model` with every plugin's Keras
+  classes registered first.
+- The errors every user-caused problem raises: `KdplugError` and its
+  `ConfigError`, `DataError`, `PluginError`, `TrainingError`.
+
+Importing `kdplug` does not import TensorFlow: the names that need it
+(`Distiller`, `Experiment`, `load_model`) are loaded on first use, so
+declaring a plugin or validating a config stays fast.
 """
 
 import os
@@ -13,15 +22,28 @@ import os
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
-from kdplug.distiller import Distiller  # noqa: E402
+from kdplug import _compat  # noqa: E402
+from kdplug._lazy import lazy_exports  # noqa: E402
 from kdplug.errors import ConfigError  # noqa: E402
 from kdplug.errors import DataError  # noqa: E402
 from kdplug.errors import KdplugError  # noqa: E402
 from kdplug.errors import PluginError  # noqa: E402
-from kdplug.hookspecs import hookimpl  # noqa: E402
-from kdplug.method import Method  # noqa: E402
-from kdplug.method import Stage  # noqa: E402
-from kdplug.method import StudentKind  # noqa: E402
-from kdplug.plugins import get_plugin_manager  # noqa: E402
+from kdplug.errors import TrainingError  # noqa: E402
+from kdplug.plugin.hookspecs import hookimpl  # noqa: E402
+from kdplug.plugin.manager import get_plugin_manager  # noqa: E402
+from kdplug.plugin.method import Method  # noqa: E402
+from kdplug.plugin.method import Stage  # noqa: E402
+from kdplug.plugin.student_kind import StudentKind  # noqa: E402
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
+
+_compat.install()
+
+# Loaded on first use (they import TensorFlow).
+_LAZY = {
+    "Distiller": "kdplug.training.distiller",
+    "Experiment": "kdplug.run.experiment",
+    "load_model": "kdplug.models.saving",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -6,28 +6,46 @@ import sys
 from kdplug.errors import KdplugError
 
 
-def main(argv=None):
+def build_parser():
     parser = argparse.ArgumentParser(
         prog="kdplug",
         description="Knowledge distillation for Keras 3, driven by YAML configs.",
     )
+    verbose_help = "debug messages, and TensorFlow's own start-up and C++ log output"
+    parser.add_argument("-v", "--verbose", action="store_true", help=verbose_help)
+    # `--verbose` after the command too (`kdplug run x.yaml -v`)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-v", "--verbose", action="store_true",
+                        default=argparse.SUPPRESS, help=verbose_help)
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("validate", help="check a config and print it resolved")
+    add = lambda name, **kw: sub.add_parser(name, parents=[common], **kw)  # noqa: E731
+    p = add("validate", help="check a config and print it resolved")
     p.add_argument("config")
-    p = sub.add_parser("run", help="run a config: train, evaluate, report")
+    p = add("run", help="run a config: train, evaluate, report")
     p.add_argument("config")
     p.add_argument("--output-dir", help="override the config's output_dir")
-    p = sub.add_parser("finetune-teacher", help="fine-tune and cache the teacher only")
+    p.add_argument(
+        "--log-every", type=_positive_int, default=10, metavar="N",
+        help="per-step scalars (TensorBoard, loss curves, report) every N "
+             "optimizer steps (default 10)")
+    p = add("finetune-teacher", help="fine-tune and cache the teacher only")
     p.add_argument("config")
-    sub.add_parser("plugins", help="list plugins and what they register")
-    p = sub.add_parser("cache", help="list or remove cached teacher outputs")
+    add("plugins", help="list plugins and what they register")
+    p = add("cache", help="list or remove cached teacher outputs")
     cache_sub = p.add_subparsers(dest="cache_command", required=True)
     cache_sub.add_parser("ls", help="list entries, state and size")
     rm = cache_sub.add_parser("rm", help="remove KEY (or a unique prefix) or --all")
     group = rm.add_mutually_exclusive_group(required=True)
     group.add_argument("key", nargs="?")
     group.add_argument("--all", action="store_true")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    from kdplug.run.console import configure_logging
+
+    configure_logging(verbose=args.verbose)
     try:
         return COMMANDS[args.command](args)
     except KdplugError as e:
@@ -38,6 +56,16 @@ def main(argv=None):
         return 130
 
 
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
+
+
 def _load(args):
     from kdplug.config import load_config
 
@@ -45,6 +73,17 @@ def _load(args):
     if getattr(args, "output_dir", None):
         config.output_dir = args.output_dir
     return config
+
+
+def _experiment(args, **kwargs):
+    """The `Experiment` of `args.config`, TensorFlow imported quietly."""
+    from kdplug.run.console import import_tensorflow_quietly
+
+    config = _load(args)
+    import_tensorflow_quietly(verbose=args.verbose)
+    from kdplug.run.experiment import Experiment
+
+    return Experiment(config, **kwargs)
 
 
 def cmd_validate(args):
@@ -57,32 +96,26 @@ def cmd_validate(args):
 
 
 def cmd_run(args):
-    from kdplug.train import Experiment
-
-    report = Experiment(_load(args)).run()
+    report = _experiment(args, log_every_steps=args.log_every).run()
     t, s = report["teacher"], report["student"]
     print(f"teacher accuracy {t['accuracy']:.4f}, student accuracy {s['accuracy']:.4f}")
     return 0
 
 
 def cmd_finetune_teacher(args):
-    from kdplug.train import Experiment
-
-    config = _load(args)
-    if config.teacher.finetune is None:
+    experiment = _experiment(args)
+    if experiment.config.teacher.finetune is None:
         raise KdplugError(f"{args.config}: teacher.finetune is not set")
-    experiment = Experiment(config)
-    from kdplug.data import read_splits
-    from kdplug.strategy import make_strategy
-
-    experiment.strategy = make_strategy(config.training.strategy)
-    _, _, info = experiment.prepare_teacher(read_splits(config.data, config.resolve_path))
-    print(f"teacher validation accuracy {info['validation_accuracy']}")
+    info = experiment.finetune_teacher()
+    if isinstance(info, dict) and "validation_accuracy" in info:
+        print(f"teacher validation accuracy {info['validation_accuracy']}")
+    else:
+        print(f"teacher fine-tuned: {info}")
     return 0
 
 
 def cmd_plugins(args):
-    from kdplug.plugins import get_plugin_manager
+    from kdplug.plugin.manager import get_plugin_manager
 
     pm = get_plugin_manager()
     rows = [("plugin", "source", "status", "registers / error")]
@@ -96,14 +129,15 @@ def cmd_plugins(args):
 
 
 def cmd_cache(args):
-    from kdplug import cache
+    from kdplug.teacher import cache_admin
 
     if args.cache_command == "ls":
-        print(cache.format_entries(cache.list_entries()))
+        print(cache_admin.format_entries(cache_admin.list_entries()))
         return 0
-    removed = cache.remove_all() if args.all else [cache.remove(args.key)]
+    removed = (cache_admin.remove_all() if args.all
+               else [cache_admin.remove(args.key)])
     for entry in removed:
-        print(f"removed {entry['key']} ({cache.format_size(entry['bytes'])})")
+        print(f"removed {entry['key']} ({cache_admin.format_size(entry['bytes'])})")
     return 0
 
 

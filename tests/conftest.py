@@ -44,3 +44,11 @@ def _isolated_cache(tmp_path, monkeypatch):
 @pytest.fixture
 def cpu_devices():
     return CPU_DEVICES
+
+
+@pytest.fixture
+def kdplug_log(caplog):
+    """`kdplug_log()`: the messages kdplug logged so far in this test."""
+    caplog.set_level("INFO", logger="kdplug")
+    return lambda: [r.getMessage() for r in caplog.records
+                    if r.name.startswith("kdplug")]

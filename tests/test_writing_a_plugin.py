@@ -10,7 +10,7 @@ import keras
 from kdplug import Distiller
 from kdplug import testing
 from kdplug.config import config_from_dict
-from kdplug.plugins import PluginManager
+from kdplug.plugin.manager import PluginManager
 
 DOC = pathlib.Path(__file__).parents[1] / "docs" / "writing-a-plugin.md"
 

@@ -1,4 +1,5 @@
 import dataclasses
+import hashlib
 from typing import Optional
 
 import numpy as np
@@ -41,3 +42,16 @@ class Examples:
             None if self.pairs is None else self.pairs + other.pairs,
             self.source,
         )
+
+
+def examples_fingerprint(examples):
+    """sha256 of the texts, second texts and labels, in order."""
+    h = hashlib.sha256()
+    for field in (examples.texts, examples.pairs or []):
+        h.update(f"[{len(field)}]".encode())
+        for text in field:
+            data = str(text).encode("utf-8")
+            h.update(f"{len(data)}:".encode())
+            h.update(data)
+    h.update(np.ascontiguousarray(np.asarray(examples.labels, "int64")).tobytes())
+    return h.hexdigest()

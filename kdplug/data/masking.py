@@ -21,7 +21,7 @@ import math
 
 import tensorflow as tf
 
-from kdplug.distiller import TEACHER_PREFIX
+from kdplug import keys
 from kdplug.errors import KdplugError
 
 STAGE_DATA = ("task", "unlabelled")
@@ -253,7 +253,7 @@ def stage_dataset(dataset, stage, tokenizer, seed, training=True):
         return dataset
     spec = dataset.element_spec
     features = spec[0] if isinstance(spec, tuple) else spec
-    cached = sorted(k for k in features if k.startswith(TEACHER_PREFIX))
+    cached = sorted(k for k in features if keys.is_teacher_key(k))
     if cached:
         raise KdplugError(
             f"stage {stage.name!r} masks its inputs for a masked-LM term, but "

@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+import math
 import os
 import warnings
 
@@ -14,14 +15,26 @@ from kdplug.errors import DataError
 TFDS_PREFIX = "tfds:"
 
 
-def read_splits(cfg, resolve_path=os.path.abspath):
+LABEL_KINDS = ("class", "float")
+
+
+def read_splits(cfg, resolve_path=os.path.abspath, label_kind="class"):
     """Reads the train / validation / test splits a `DataConfig` names.
+
+    Args:
+        cfg: a `DataConfig`.
+        resolve_path: maps `cfg.path` to a file (e.g. relative to the config).
+        label_kind: `"class"` (integer class ids in `0..num_classes-1`,
+            int32 labels) or `"float"` (finite numbers, e.g. a regression
+            target; float32 labels).
 
     Returns a dict `{"train": Examples, "validation": Examples | None,
     "test": Examples}`.
     """
+    if label_kind not in LABEL_KINDS:
+        raise ValueError(f"label_kind must be one of {LABEL_KINDS}, got {label_kind!r}")
     if cfg.path.startswith(TFDS_PREFIX):
-        return _read_tfds(cfg)
+        return _read_tfds(cfg, label_kind)
     path = resolve_path(cfg.path)
     rows = read_rows(path, cfg.format)
     wanted = {
@@ -54,7 +67,7 @@ def read_splits(cfg, resolve_path=os.path.abspath):
                 f"{path}: no rows with {cfg.split_column}={split!r} "
                 f"(data.{name if name != 'validation' else 'validation'}_split)"
             )
-        splits[name] = _to_examples(buckets[name], cfg, path)
+        splits[name] = _to_examples(buckets[name], cfg, path, label_kind)
     if cfg.max_train_examples:
         splits["train"] = splits["train"].take(cfg.max_train_examples)
     return splits
@@ -112,7 +125,7 @@ def read_rows(path, fmt="auto"):
     return [(i + 2, row) for i, row in enumerate(reader) if any(row.values())]
 
 
-def _to_examples(rows, cfg, path):
+def _to_examples(rows, cfg, path, label_kind="class"):
     texts, pairs, labels = [], [], []
     skipped = 0
     for line_no, row in rows:
@@ -122,7 +135,7 @@ def _to_examples(rows, cfg, path):
                 _text(row, cfg.text_pair_column, path, line_no)
                 if cfg.text_pair_column else None
             )
-            label = _label(row, cfg, path, line_no)
+            label = _LABEL_READERS[label_kind](row, cfg, path, line_no)
         except DataError:
             if cfg.bad_rows == "skip":
                 skipped += 1
@@ -137,7 +150,7 @@ def _to_examples(rows, cfg, path):
         raise DataError(f"{path}: no usable rows")
     return Examples(
         texts,
-        np.asarray(labels, dtype="int32"),
+        np.asarray(labels, dtype="int32" if label_kind == "class" else "float32"),
         pairs if cfg.text_pair_column else None,
         source=path,
     )
@@ -154,13 +167,18 @@ def _text(row, column, path, line_no):
     return value
 
 
-def _label(row, cfg, path, line_no):
+def _label_value(row, cfg, path, line_no):
     if cfg.label_column not in row:
         raise DataError(
             f"{path}:{line_no}: no column {cfg.label_column!r} "
             f"(data.label_column); columns are {sorted(row)}"
         )
-    value = row[cfg.label_column]
+    return row[cfg.label_column]
+
+
+def _label(row, cfg, path, line_no):
+    """An integer class id in `0..num_classes-1` (`label_kind: class`)."""
+    value = _label_value(row, cfg, path, line_no)
     try:
         label = int(value)
         if str(value).strip() not in (str(label), f"{label}.0"):
@@ -178,7 +196,25 @@ def _label(row, cfg, path, line_no):
     return label
 
 
-def _read_tfds(cfg):
+def _number(row, cfg, path, line_no):
+    """A finite number (`label_kind: float`)."""
+    raw = _label_value(row, cfg, path, line_no)
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not math.isfinite(value):
+        raise DataError(
+            f"{path}:{line_no}: target {raw!r} in column {cfg.label_column!r} "
+            "is not a finite number"
+        )
+    return value
+
+
+_LABEL_READERS = {"class": _label, "float": _number}
+
+
+def _read_tfds(cfg, label_kind="class"):
     """Reads a TensorFlow Datasets dataset, e.g. `tfds:glue/sst2`.
 
     Needs the dataset prepared locally (or network access to prepare it);
@@ -205,7 +241,7 @@ def _read_tfds(cfg):
             (i, {k: _decode(v) for k, v in ex.items()})
             for i, ex in enumerate(tfds.as_numpy(ds))
         ]
-        splits[key] = _to_examples(rows, cfg, cfg.path)
+        splits[key] = _to_examples(rows, cfg, cfg.path, label_kind)
     if cfg.max_train_examples:
         splits["train"] = splits["train"].take(cfg.max_train_examples)
     return splits

@@ -1,16 +1,17 @@
 import keras_hub
 import tensorflow as tf
 
+from kdplug import keys
+
 # Features of each sentence of a pair encoded on its own (`[CLS] x [SEP]`),
 # for students that read the two sentences separately (siamese BiLSTMs).
 # Suffixed `_a` / `_b` because `token_ids` is the teacher's joint encoding.
-PAIR_INPUT_KEYS = ("token_ids_a", "padding_mask_a", "token_ids_b", "padding_mask_b")
 
 
 def needs_pair_inputs(model):
     """True when `model` reads per-sentence WordPiece ids (`token_ids_b`),
     i.e. its batches need `TextEncoder(..., pair_inputs=True)`."""
-    return "token_ids_b" in tuple(getattr(model, "input_keys", None) or ())
+    return keys.PAIR_INPUTS[2] in tuple(getattr(model, "input_keys", None) or ())
 
 
 class TextEncoder:
@@ -24,7 +25,7 @@ class TextEncoder:
     `b`), `padding_mask`. With `pair_inputs=True` every pair batch also
     carries each sentence encoded on its own, `[CLS] a [SEP]` and
     `[CLS] b [SEP]`, each padded to `sequence_length`: `token_ids_a`,
-    `padding_mask_a`, `token_ids_b`, `padding_mask_b` (`PAIR_INPUT_KEYS`), what
+    `padding_mask_a`, `token_ids_b`, `padding_mask_b` (`kdplug.keys.PAIR_INPUTS`), what
     a siamese student on the teacher's vocabulary reads (`bilstm-siamese`
     with `input: token_ids`). Both come from the same tokenisation of the same
     examples, so they travel in the same (shuffled) batch. Single texts get
@@ -82,17 +83,17 @@ class TextEncoder:
             segments.append(self.tokenizer(pairs))
         token_ids, segment_ids = self.packer(tuple(segments))
         features = {
-            "token_ids": token_ids,
-            "segment_ids": segment_ids,
-            "padding_mask": self._padding_mask(token_ids),
+            keys.TOKEN_IDS: token_ids,
+            keys.SEGMENT_IDS: segment_ids,
+            keys.PADDING_MASK: self._padding_mask(token_ids),
         }
         if pair_inputs is None:
             pair_inputs = self.pair_inputs
         if pairs is not None and pair_inputs:
             for suffix, segment in zip(("_a", "_b"), segments):
                 ids, _ = self.packer((segment,))
-                features["token_ids" + suffix] = ids
-                features["padding_mask" + suffix] = self._padding_mask(ids)
+                features[keys.TOKEN_IDS + suffix] = ids
+                features[keys.PADDING_MASK + suffix] = self._padding_mask(ids)
         return features
 
     def dataset(self, examples, batch_size, shuffle=False, seed=0,
@@ -109,9 +110,9 @@ class TextEncoder:
             drop_remainder: drop the last partial batch.
             pair_inputs: overrides the encoder's `pair_inputs` (pairs only).
         """
-        columns = {"text": examples.texts}
+        columns = {keys.TEXT: examples.texts}
         if examples.pairs is not None:
-            columns["pair"] = examples.pairs
+            columns[keys.PAIR] = examples.pairs
         for key, value in (extra or {}).items():
             columns[key] = value
         ds = tf.data.Dataset.from_tensor_slices((columns, examples.labels))
@@ -120,9 +121,10 @@ class TextEncoder:
         ds = ds.batch(batch_size, drop_remainder=drop_remainder)
 
         def encode(cols, labels):
-            features = self(cols["text"], cols.get("pair"), pair_inputs=pair_inputs)
+            features = self(cols[keys.TEXT], cols.get(keys.PAIR),
+                            pair_inputs=pair_inputs)
             for key in cols:
-                if key not in ("text", "pair"):
+                if key not in (keys.TEXT, keys.PAIR):
                     features[key] = cols[key]
             return features, labels
 

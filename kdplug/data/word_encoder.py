@@ -7,11 +7,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from kdplug import keys
 from kdplug.errors import DataError
 from kdplug.models.word_tokenizer import WordTokenizer
-
-WORD_KEYS = ("word_ids", "word_padding_mask")
-PAIR_SUFFIX = "_b"
 
 
 @keras.saving.register_keras_serializable(package="kdplug")
@@ -107,7 +105,7 @@ class WordEncoder:
                 raise DataError(
                     f"{len(texts)} texts but {len(pairs)} second texts")
             out.update(self.tokenizer(pairs, self.sequence_length,
-                                      suffix=PAIR_SUFFIX))
+                                      suffix=keys.WORD_PAIR_SUFFIX))
         return out
 
     def features(self, examples):
@@ -173,7 +171,7 @@ def word_dataset(text_encoder, word_encoder, examples, batch_size, extra=None,
     return text_encoder.dataset(examples, batch_size, extra=merged, **kwargs)
 
 
-def add_word_features(dataset, word_encoder, text_key="text", pair_key="pair",
+def add_word_features(dataset, word_encoder, text_key=keys.TEXT, pair_key=keys.PAIR,
                       keep_text=True):
     """Maps a `tf.data` dataset whose features hold raw texts, adding word ids.
 
@@ -216,21 +214,21 @@ def add_word_features(dataset, word_encoder, text_key="text", pair_key="pair",
                 f"add_word_features: the features have no {text_key!r} "
                 f"(keys: {sorted(features)})")
         has_pair = pair_key in features
-        keys = list(WORD_KEYS)
+        names = list(keys.WORD_INPUTS)
         if has_pair:
-            keys += [k + PAIR_SUFFIX for k in WORD_KEYS]
+            names += [k + keys.WORD_PAIR_SUFFIX for k in keys.WORD_INPUTS]
         inputs = [features[text_key]] + ([features[pair_key]] if has_pair else [])
 
         def run(*args):
             out = encode(*args)
-            return [out[k] for k in keys]
+            return [out[k] for k in names]
 
-        values = tf.numpy_function(run, inputs, [tf.int32] * len(keys),
+        values = tf.numpy_function(run, inputs, [tf.int32] * len(names),
                                    stateful=False)
         shape = features[text_key].shape.concatenate([length])
         out = {k: v for k, v in features.items()
                if keep_text or k not in (text_key, pair_key)}
-        for key, value in zip(keys, values):
+        for key, value in zip(names, values):
             value.set_shape(shape)
             out[key] = value
         return out

@@ -1,5 +1,5 @@
-from kdplug.configurable import Configurable
 from kdplug.errors import KdplugError
+from kdplug.plugin.configurable import Configurable
 
 EMBEDDINGS = 0
 """Layer index 0 stands for the embedding output (tap `embeddings`)."""

@@ -11,5 +11,3 @@ from kdplug.models.bilstm_siamese_classifier import BiLstmSiameseClassifier
 from kdplug.models.bottleneck_bert_classifier import BottleneckBertClassifier
 from kdplug.models.bottleneck_transformer_block import BottleneckTransformerBlock
 from kdplug.models.word_tokenizer import WordTokenizer
-from kdplug.models.exit_branch import ExitBranch
-from kdplug.models.early_exit_classifier import EarlyExitBertClassifier

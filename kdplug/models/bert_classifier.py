@@ -1,6 +1,7 @@
 import keras
 from keras import ops
 
+from kdplug import keys
 from kdplug.models import flops
 from kdplug.models.attention_logits import attention_logits
 from kdplug.models.cls_only_layer import cls_only_layer
@@ -12,8 +13,6 @@ from kdplug.models.tap_names import depth_needed
 from kdplug.models.tap_names import sequence_taps
 from kdplug.models.tap_names import transformer_tap_width
 from kdplug.models.tap_names import transformer_taps
-
-INPUT_KEYS = ("token_ids", "segment_ids", "padding_mask")
 
 
 def transformer_offers(num_layers):
@@ -107,7 +106,7 @@ class BertClassifier(TappedClassifier):
     ```
     """
 
-    input_keys = INPUT_KEYS
+    input_keys = keys.TOKEN_INPUTS
     config_attributes = ("num_classes", "dropout")
 
     def __init__(self, backbone, num_classes, dropout=0.1, **kwargs):

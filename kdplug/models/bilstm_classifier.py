@@ -1,5 +1,6 @@
 import keras
 
+from kdplug import keys
 from kdplug.errors import KdplugError
 from kdplug.models import flops
 from kdplug.models.bilstm_encoder import BiLstmEncoder
@@ -7,8 +8,8 @@ from kdplug.models.tap_names import check_tap_names
 
 INPUT_KINDS = {
     # input: (ids key, padding-mask key)
-    "token_ids": ("token_ids", "padding_mask"),
-    "word_ids": ("word_ids", "word_padding_mask"),
+    "token_ids": (keys.TOKEN_IDS, keys.PADDING_MASK),
+    "word_ids": keys.WORD_INPUTS,
 }
 
 

@@ -1,6 +1,7 @@
 import keras
 from keras import ops
 
+from kdplug import keys
 from kdplug.models import flops
 from kdplug.models.bottleneck_transformer_block import BottleneckTransformerBlock
 from kdplug.models.tap_names import add_head_taps
@@ -9,8 +10,6 @@ from kdplug.models.tap_names import check_tap_names
 from kdplug.models.tap_names import depth_needed
 from kdplug.models.tap_names import transformer_tap_width
 from kdplug.models.tap_names import transformer_taps
-
-INPUT_KEYS = ("token_ids", "segment_ids", "padding_mask")
 
 
 def _init():
@@ -67,7 +66,7 @@ class BottleneckBertClassifier(keras.Model):
     ```
     """
 
-    input_keys = INPUT_KEYS
+    input_keys = keys.TOKEN_INPUTS
 
     def __init__(self, vocabulary_size, num_classes, num_layers=6, hidden_dim=384,
                  intra_dim=128, num_heads=4, intermediate_dim=512,

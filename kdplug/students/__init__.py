@@ -7,4 +7,3 @@ from kdplug.students.narrow_bert import narrow_bert
 from kdplug.students.truncated_bert import select_layers
 from kdplug.students.truncated_bert import truncated_bert
 from kdplug.students.utils import force_trainable
-from kdplug.students.early_exit_bert import early_exit_bert

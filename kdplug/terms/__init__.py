@@ -1,17 +1,16 @@
 """Loss terms shared by method plugins (one class per module)."""
 
+from kdplug.terms.attention_score_mse import AttentionScoreMSE
+from kdplug.terms.attention_transfer import AttentionTransfer
 from kdplug.terms.cosine_hidden import CosineHidden
+from kdplug.terms.embedding_mse import EmbeddingMSE
+from kdplug.terms.feature_map_transfer import FeatureMapTransfer
 from kdplug.terms.hard_label_cross_entropy import HardLabelCrossEntropy
 from kdplug.terms.logit_mse import LogitMSE
 from kdplug.terms.masked_lm_loss import MaskedLMLoss
 from kdplug.terms.normalized_cls_mse import NormalizedClsMSE
+from kdplug.terms.paired_term import PairedTerm
+from kdplug.terms.projected_hidden_mse import ProjectedHiddenMSE
 from kdplug.terms.soft_target_cross_entropy import SoftTargetCrossEntropy
 from kdplug.terms.term import Term
 from kdplug.terms.term import label_mask
-from kdplug.terms.paired_term import PairedTerm
-from kdplug.terms.attention_transfer import AttentionTransfer
-from kdplug.terms.feature_map_transfer import FeatureMapTransfer
-from kdplug.terms.projected_hidden_mse import ProjectedHiddenMSE
-from kdplug.terms.embedding_mse import EmbeddingMSE
-from kdplug.terms.attention_score_mse import AttentionScoreMSE
-from kdplug.terms.branch_self_distillation import BranchSelfDistillation

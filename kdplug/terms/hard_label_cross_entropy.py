@@ -1,6 +1,7 @@
 import keras
 from keras import ops
 
+from kdplug import keys
 from kdplug.terms.term import Term
 from kdplug.terms.term import label_mask
 
@@ -34,7 +35,7 @@ class HardLabelCrossEntropy(Term):
     def call(self, teacher, student, batch):
         logits = ops.cast(student[self.tap], "float32")
         mask = label_mask(batch)
-        labels = ops.maximum(ops.cast(batch["labels"], "int32"), 0)
+        labels = ops.maximum(ops.cast(batch[keys.LABELS], "int32"), 0)
         ce = keras.losses.sparse_categorical_crossentropy(
             labels, logits, from_logits=True
         )

@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from kdplug import keys
+
 
 class Term(keras.layers.Layer):
     """A weighted loss term comparing teacher and student taps.
@@ -69,5 +71,5 @@ class Term(keras.layers.Layer):
 
 def label_mask(batch):
     """1.0 where the example has a gold label (labels >= 0), else 0.0."""
-    labels = batch["labels"]
+    labels = batch[keys.LABELS]
     return ops.cast(ops.greater_equal(labels, 0), "float32")

@@ -32,10 +32,10 @@ import tensorflow as tf  # noqa: E402
 
 from kdplug import Distiller  # noqa: E402
 from kdplug import testing  # noqa: E402
-from kdplug.multi_worker import CustomLoopTrainer  # noqa: E402
-from kdplug.multi_worker import is_chief  # noqa: E402
 from kdplug.terms import HardLabelCrossEntropy  # noqa: E402
 from kdplug.terms import SoftTargetCrossEntropy  # noqa: E402
+from kdplug.training.custom_loop import CustomLoopTrainer  # noqa: E402
+from kdplug.training.custom_loop import is_chief  # noqa: E402
 
 NUM_EXAMPLES = 64
 GLOBAL_BATCH = 16

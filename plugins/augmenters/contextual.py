@@ -5,14 +5,14 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from kdplug.augment import Augmenter
-from kdplug.augment import detokenize
-from kdplug.augment import is_special
-from kdplug.augment import is_word
-from kdplug.augment import match_case
-from kdplug.augment import tokenize
+from kdplug.data.augmentation import Augmenter
+from kdplug.data.augmentation import detokenize
+from kdplug.data.augmentation import is_special
+from kdplug.data.augmentation import is_word
+from kdplug.data.augmentation import match_case
+from kdplug.data.augmentation import tokenize
 from kdplug.errors import KdplugError
-from kdplug.fingerprint import fingerprint_path
+from kdplug.storage import fingerprint_path
 
 
 class ContextualAugmenter(Augmenter):
@@ -150,7 +150,7 @@ class ContextualAugmenter(Augmenter):
 
     def fingerprint(self):
         if self.masked_lm is not None:
-            from kdplug.cache import teacher_fingerprint
+            from kdplug.teacher.fingerprints import teacher_fingerprint
 
             weights = teacher_fingerprint(self.masked_lm)
         else:

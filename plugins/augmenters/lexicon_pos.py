@@ -1,7 +1,7 @@
 import os
 
 from kdplug.errors import DataError
-from kdplug.fingerprint import fingerprint
+from kdplug.storage import fingerprint
 from kdplug_plugins.augmenters.closed_class import CLOSED_CLASS
 from kdplug_plugins.augmenters.pos_source import POSSource
 

@@ -1,9 +1,9 @@
 import dataclasses
 
-from kdplug.augment import Augmenter
-from kdplug.augment import detokenize
-from kdplug.augment import is_word
-from kdplug.augment import tokenize
+from kdplug.data.augmentation import Augmenter
+from kdplug.data.augmentation import detokenize
+from kdplug.data.augmentation import is_word
+from kdplug.data.augmentation import tokenize
 
 
 class MaskAugmenter(Augmenter):

@@ -1,10 +1,10 @@
 import dataclasses
 
-from kdplug.augment import Augmenter
-from kdplug.augment import detokenize
-from kdplug.augment import is_special
-from kdplug.augment import is_word
-from kdplug.augment import tokenize
+from kdplug.data.augmentation import Augmenter
+from kdplug.data.augmentation import detokenize
+from kdplug.data.augmentation import is_special
+from kdplug.data.augmentation import is_word
+from kdplug.data.augmentation import tokenize
 
 
 def sample_ngram(tokens, gaps, rng, n_min=1, n_max=5):

@@ -2,8 +2,8 @@ import collections
 
 import numpy as np
 
-from kdplug.augment import is_word
-from kdplug.augment import tokenize
+from kdplug.data.augmentation import is_word
+from kdplug.data.augmentation import tokenize
 
 _MAX_TRIES = 64
 

@@ -2,9 +2,9 @@ import dataclasses
 from typing import Literal
 from typing import Optional
 
-from kdplug.augment import detokenize
-from kdplug.augment import is_word
-from kdplug.augment import tokenize
+from kdplug.data.augmentation import detokenize
+from kdplug.data.augmentation import is_word
+from kdplug.data.augmentation import tokenize
 from kdplug_plugins.augmenters.ngram import check_ngram
 from kdplug_plugins.augmenters.ngram import sample_ngram
 from kdplug_plugins.augmenters.pos_replace import POSUnigramAugmenter

@@ -2,7 +2,7 @@ import functools
 import os
 
 from kdplug.errors import KdplugError
-from kdplug.fingerprint import fingerprint_path
+from kdplug.storage import fingerprint_path
 from kdplug_plugins.augmenters.closed_class import CLOSED_CLASS
 from kdplug_plugins.augmenters.pos_source import POSSource
 

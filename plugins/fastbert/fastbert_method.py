@@ -4,10 +4,10 @@ from typing import Literal
 from typing import Optional
 
 import kdplug
-from kdplug.fastbert_curve import DEFAULT_SPEEDS
-from kdplug.fastbert_curve import fastbert_curve
-from kdplug.students import early_exit_bert
-from kdplug.terms import BranchSelfDistillation
+from kdplug_plugins.fastbert.branch_self_distillation import BranchSelfDistillation
+from kdplug_plugins.fastbert.early_exit_bert import early_exit_bert
+from kdplug_plugins.fastbert.speed_curve import DEFAULT_SPEEDS
+from kdplug_plugins.fastbert.speed_curve import fastbert_curve
 
 
 def freeze_backbone(student):

@@ -146,11 +146,13 @@ class MTDNNEnsembleMethod(kdplug.Method):
     def stages(self, teacher, student):
         """One stage training a `MultiTaskStudent` on batches that carry
         `task`, `teacher/targets` and `teacher/present` (what `kdplug run`
-        builds; see `MultiTaskRun.dataset`)."""
+        builds; see `MultiTaskRunner.dataset`)."""
         return [kdplug.Stage("multi_task_kd", self.terms(student.tasks))]
 
-    def run_experiment(self, experiment):
-        """Runs the whole multi-task experiment (see `MultiTaskRun`)."""
-        from kdplug_plugins.mtdnn.multi_task_run import MultiTaskRun
+    @property
+    def runner(self):
+        """`MultiTaskRunner`: teacher ensembles per task, the baselines and
+        the distilled multi-task student (not the single-task flow)."""
+        from kdplug_plugins.mtdnn.multi_task_runner import MultiTaskRunner
 
-        return MultiTaskRun(self, experiment).run()
+        return MultiTaskRunner

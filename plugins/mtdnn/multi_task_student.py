@@ -1,6 +1,7 @@
 import keras
 from keras import ops
 
+from kdplug import keys
 from kdplug.errors import KdplugError
 from kdplug.models.nested_config import deserialize_nested
 from kdplug_plugins.mtdnn.multi_task_term import head_specs
@@ -43,7 +44,7 @@ class MultiTaskStudent(keras.Model):
     ```
     """
 
-    input_keys = ("token_ids", "segment_ids", "padding_mask")
+    input_keys = keys.TOKEN_INPUTS
 
     def __init__(self, encoder, tasks, dropout=0.1, **kwargs):
         super().__init__(**kwargs)

@@ -56,7 +56,7 @@ def results_table(report):
 
 
 def summary_markdown(report):
-    """`summary.md` of a run's report (see `MultiTaskRun`)."""
+    """`summary.md` of a run's report (see `MultiTaskRunner`)."""
     s = report["student"]
     k = report["ensemble_size"]
     lines = [

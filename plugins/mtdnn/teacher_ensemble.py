@@ -5,14 +5,14 @@ import time
 import keras
 import numpy as np
 
-from kdplug.cache import TeacherCache
+from kdplug import keys
 from kdplug.config import CacheConfig
-from kdplug.finetune import TeacherFinetuner
-from kdplug.report import count_params
-from kdplug.strategy import fit_can_jit_compile
-from kdplug.teacher import load_teacher
-from kdplug_plugins.mtdnn.metrics import task_metrics
-from kdplug_plugins.mtdnn.regression_finetuner import RegressionTeacherFinetuner
+from kdplug.evaluation.measure import count_params
+from kdplug.evaluation.task_metrics import task_metrics
+from kdplug.run.teacher_setup import TeacherSetup
+from kdplug.teacher.objectives import ClassificationObjective
+from kdplug.teacher.objectives import RegressionObjective
+from kdplug.teacher.output_cache import TeacherCache
 
 
 def average_outputs(member_outputs, task_type, temperature=1.0):
@@ -52,43 +52,41 @@ class TeacherEnsemble:
     """K fine-tuned teachers for one task and their averaged soft targets.
 
     Member `k` is the configured teacher fine-tuned on the task with seed
-    `config.seed + k` (a fresh head and data order per seed), through
-    `TeacherFinetuner`'s cache (the seed is part of its key, so each member
-    is trained once and reloaded later). Each member then runs once over the
-    task's training and test examples through `kdplug.cache.TeacherCache`
+    `config.seed + k` (a fresh head and data order per seed), through the
+    run's `TeacherSetup` with the task's objective (classification or
+    regression), so through the fine-tuning cache (the seed is part of its
+    key: each member is trained once and reloaded later). Each member then
+    runs once over the task's training and test examples through
+    `kdplug.teacher.TeacherCache`
     (keyed by the member's weights, the texts and the tokenisation), so a
     re-run reads its outputs from disk instead of running K teachers. The
     averages are cheap and computed on load, so changing `temperature`
     reuses the cached logits (no teacher forward pass).
 
     Args:
-        config: the `ExperimentConfig`.
+        context: the run's `kdplug.run.RunContext`.
         task: a read `kdplug_plugins.mtdnn.task.Task`.
         encoder: the `kdplug.data.TextEncoder` shared by teachers and students.
         size: K, the number of members.
         temperature: `T` of the averaged classification targets.
-        strategy: the `tf.distribute` strategy teachers are built under.
-        log: a `print`-like function.
 
     Examples:
 
     ```python
-    ensemble = TeacherEnsemble(config, task, encoder, size=2, temperature=1.0,
-                               strategy=tf.distribute.get_strategy())
+    ensemble = TeacherEnsemble(context, task, encoder, size=2, temperature=1.0)
     result = ensemble.run()
     result["train_targets"].shape          # (len(task.train), num_classes)
     result["test_metrics"]["accuracy"]     # the ensemble on the test split
     ```
     """
 
-    def __init__(self, config, task, encoder, size, temperature, strategy, log=print):
-        self.config = config
+    def __init__(self, context, task, encoder, size, temperature):
+        self.context = context
+        self.config = context.config
         self.task = task
         self.encoder = encoder
         self.size = int(size)
         self.temperature = float(temperature)
-        self.strategy = strategy
-        self.log = log
 
     @property
     def seeds(self):
@@ -138,27 +136,16 @@ class TeacherEnsemble:
         }
 
     def _finetuned(self, seed):
-        cfg = self.config
         task = self.task
         keras.utils.set_random_seed(seed)  # the member's fresh head
-        with self.strategy.scope():
-            teacher, _, source = load_teacher(cfg.teacher, task.num_outputs,
-                                              cfg.resolve_path)
-        ft = cfg.teacher.finetune
-        train_ds = self.encoder.dataset(task.splits["train"], ft.batch_size,
-                                        shuffle=True, seed=seed)
-        val = task.splits.get("validation")
-        val_ds = self.encoder.dataset(val, 64) if val is not None else None
-        finetuner_cls = (RegressionTeacherFinetuner if task.is_regression
-                         else TeacherFinetuner)
-        self.log(f"task {task.name}: teacher {seed - cfg.seed + 1}/{self.size} "
-                 f"(seed {seed})")
-        with self.strategy.scope():
-            info = finetuner_cls(self.member_config(seed), source, self.log).run(
-                teacher, train_ds, val_ds,
-                jit_compile=(cfg.training.jit_compile
-                             and fit_can_jit_compile(self.strategy)),
-            )
+        setup = TeacherSetup(self.context)
+        teacher, _, source = setup.load(task.num_outputs)
+        self.context.log.info("task %s: teacher %d/%d (seed %d)", task.name,
+                              seed - self.config.seed + 1, self.size, seed)
+        objective = RegressionObjective() if task.is_regression else ClassificationObjective()
+        info = setup.finetune(teacher, source, self.encoder, task.splits["train"],
+                              task.splits.get("validation"), objective=objective,
+                              config=self.member_config(seed))
         teacher.trainable = False
         return teacher, info
 
@@ -167,7 +154,7 @@ class TeacherEnsemble:
         outputs = TeacherCache(
             teacher, self.encoder, examples, ["logits"], dtype=cache.dtype,
             shard_size=cache.shard_size, batch_size=cache.batch_size,
-            log=self.log, run_eagerly=not self.config.training.jit_compile,
+            run_eagerly=not self.config.training.jit_compile,
         )
         info = outputs.precompute()
-        return outputs.load()["teacher/logits"], info
+        return outputs.load()[keys.teacher_key("logits")], info

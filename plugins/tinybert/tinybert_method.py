@@ -154,7 +154,7 @@ class TinyBertMethod(kdplug.Method):
 
     def layer_mapping(self):
         """The configured `kdplug.mapping.LayerMapping` (looked up by name)."""
-        from kdplug.plugins import get_plugin_manager
+        from kdplug.plugin.manager import get_plugin_manager
 
         try:
             cls = get_plugin_manager().mappings.get(self.config.mapping)

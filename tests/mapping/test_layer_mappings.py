@@ -4,11 +4,11 @@ import pytest
 
 from kdplug import mapping
 from kdplug import testing
+from kdplug.config.schema import parse
 from kdplug.errors import ConfigError
 from kdplug.errors import KdplugError
 from kdplug.models import BiLstmClassifier
-from kdplug.plugins import PluginManager
-from kdplug.schema import parse
+from kdplug.plugin.manager import PluginManager
 
 
 @pytest.fixture(scope="module")

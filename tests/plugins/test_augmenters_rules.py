@@ -9,10 +9,10 @@ import collections
 import numpy as np
 import pytest
 
-from kdplug.augment import is_word
-from kdplug.augment import tokenize
+from kdplug.data.augmentation import is_word
+from kdplug.data.augmentation import tokenize
 from kdplug.errors import KdplugError
-from kdplug.plugins import PluginManager
+from kdplug.plugin.manager import PluginManager
 from kdplug_plugins import augmenters as augmenters_plugin
 from kdplug_plugins.augmenters.lexicon_pos import LexiconPOS
 from kdplug_plugins.augmenters.mask import MaskAugmenter

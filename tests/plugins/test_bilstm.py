@@ -13,11 +13,11 @@ from kdplug.config import load_config
 from kdplug.data import Examples
 from kdplug.data import TextEncoder
 from kdplug.data import WordEncoder
-from kdplug.data.text_encoder import PAIR_INPUT_KEYS
 from kdplug.data.text_encoder import needs_pair_inputs
 from kdplug.data.word_encoder import word_dataset
 from kdplug.errors import ConfigError
 from kdplug.errors import KdplugError
+from kdplug.keys import PAIR_INPUTS
 from kdplug.models import BertClassifier
 from kdplug.models import BiLstmSiameseClassifier
 from kdplug_plugins.bilstm.bilstm_method import BiLstmMethod
@@ -139,7 +139,7 @@ def test_pair_batches_carry_joint_and_separate_encodings():
         keras_hub.tokenizers.BertTokenizer(vocabulary=VOCABULARY), 14,
         pair_inputs=True)
     x, y = next(iter(text_encoder.dataset(train, 16, shuffle=True, seed=1)))
-    assert set(PAIR_INPUT_KEYS) <= set(x)
+    assert set(PAIR_INPUTS) <= set(x)
     assert x["token_ids_a"].shape == x["token_ids_b"].shape == (16, 14)
     cls, sep = 2, 3
     index = {pair: i for i, pair in enumerate(zip(train.texts, train.pairs))}

@@ -18,13 +18,13 @@ from kdplug.config import config_from_dict
 from kdplug.config import load_config
 from kdplug.errors import ConfigError
 from kdplug.errors import KdplugError
-from kdplug.plugins import PluginManager
+from kdplug.evaluation.task_metrics import rank
+from kdplug.evaluation.task_metrics import task_metrics
+from kdplug.plugin.manager import PluginManager
+from kdplug.run.experiment import Experiment
 from kdplug.students import truncated_bert
 from kdplug.testing import write_toy_tsv
 from kdplug.testing.toy_config import write_toy_config
-from kdplug.train import Experiment
-from kdplug_plugins.mtdnn.metrics import rank
-from kdplug_plugins.mtdnn.metrics import task_metrics
 from kdplug_plugins.mtdnn.mtdnn_method import MTDNNEnsembleMethod
 from kdplug_plugins.mtdnn.multi_task_hard_loss import MultiTaskHardLoss
 from kdplug_plugins.mtdnn.multi_task_soft_loss import MultiTaskSoftLoss
@@ -325,13 +325,13 @@ def toy_mtdnn_config(folder, tasks=THREE_TASKS, baselines=(), epochs=3,
     )
 
 
-def run(path, log=lambda *_: None, **overrides):
+def run(path, **overrides):
     pm = plugin_manager()
     with open(path) as f:
         doc = yaml.safe_load(f)
     doc["method"].update(overrides)
     cfg = config_from_dict(doc, file=path, plugin_manager=pm)
-    return Experiment(cfg, plugin_manager=pm, log=log).run()
+    return Experiment(cfg, plugin_manager=pm).run()
 
 
 def test_experiment_end_to_end(tmp_path):
@@ -368,7 +368,7 @@ def test_experiment_end_to_end(tmp_path):
 
 
 @pytest.mark.slow
-def test_experiment_ensembles_regression_teacher_and_resumes(tmp_path):
+def test_experiment_ensembles_regression_teacher_and_resumes(tmp_path, kdplug_log):
     path = toy_mtdnn_config(tmp_path)
     report = run(path)
     tasks = ["toy_sentiment", "toy_score", "other_sentiment"]
@@ -387,8 +387,8 @@ def test_experiment_ensembles_regression_teacher_and_resumes(tmp_path):
     assert soft[-1] < soft[0], soft
     # A re-run reuses the fine-tuned teachers, their cached outputs and the
     # finished student.
-    messages = []
-    again = run(path, log=messages.append)
+    again = run(path)
+    messages = kdplug_log()
     for name in ("toy_sentiment", "toy_score"):
         for member in again["teacher"]["tasks"][name]["members"]:
             assert member["finetune"]["cached"]

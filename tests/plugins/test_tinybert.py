@@ -12,7 +12,7 @@ from kdplug.data.masking import stage_dataset
 from kdplug.errors import ConfigError
 from kdplug.errors import KdplugError
 from kdplug.mapping import Projection
-from kdplug.plugins import get_plugin_manager
+from kdplug.plugin.manager import get_plugin_manager
 from kdplug.terms import AttentionScoreMSE
 from kdplug.terms import EmbeddingMSE
 from kdplug.terms import ProjectedHiddenMSE

@@ -6,14 +6,14 @@ import pytest
 
 import kdplug
 from kdplug import testing
+from kdplug.config.schema import parse
 from kdplug.errors import ConfigError
 from kdplug.errors import KdplugError
 from kdplug.models import BertClassifier
 from kdplug.models import BiLstmClassifier
 from kdplug.models import BiLstmSiameseClassifier
 from kdplug.models import BottleneckBertClassifier
-from kdplug.plugins import PluginManager
-from kdplug.schema import parse
+from kdplug.plugin.manager import PluginManager
 
 KINDS = ["bilstm", "bilstm-siamese", "bottleneck", "narrow", "truncated"]
 

@@ -1,0 +1,27 @@
+"""The experiment config: typed sections, the schema parser, loading.
+
+Examples:
+
+```python
+from kdplug.config import load_config
+
+config = load_config("configs/quickstart.yaml")
+config.method.name, config.method_config.temperature
+```
+"""
+
+from kdplug.config.experiment_config import ExperimentConfig
+from kdplug.config.experiment_config import PluginSection
+from kdplug.config.loading import config_from_dict
+from kdplug.config.loading import load_config
+from kdplug.config.loading import parse_augment
+from kdplug.config.schema import parse
+from kdplug.config.sections import AugmentEntry
+from kdplug.config.sections import CacheConfig
+from kdplug.config.sections import DataConfig
+from kdplug.config.sections import ExportConfig
+from kdplug.config.sections import FinetuneConfig
+from kdplug.config.sections import ScheduleConfig
+from kdplug.config.sections import TeacherConfig
+from kdplug.config.sections import TeacherPipelineConfig
+from kdplug.config.sections import TrainingConfig

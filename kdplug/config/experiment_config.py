@@ -1,0 +1,82 @@
+"""`ExperimentConfig`: a whole validated config document."""
+
+import dataclasses
+import os
+from typing import Optional
+
+from kdplug.config.schema import to_dict
+from kdplug.config.sections import CacheConfig
+from kdplug.config.sections import DataConfig
+from kdplug.config.sections import ExportConfig
+from kdplug.config.sections import TeacherConfig
+from kdplug.config.sections import TrainingConfig
+
+
+@dataclasses.dataclass
+class PluginSection:
+    """`method:` / `student:`: a plugin name plus that plugin's options."""
+
+    name: str
+    options: dict
+
+
+@dataclasses.dataclass
+class ExperimentConfig:
+    """A validated config: every section typed, defaults filled in.
+
+    Built by `kdplug.config.load_config` / `config_from_dict`, never by
+    hand. `method_config` and `student_config` are instances of the
+    registered plugins' `Config` dataclasses; `augment` keeps the document's
+    list as written (for the resolved `config.yaml`), `augment_entries` the
+    validated `AugmentEntry`s.
+
+    Examples:
+
+    ```python
+    config = load_config("configs/quickstart.yaml")
+    config.run_dir(), config.resolve_path(config.data.path)
+    ```
+    """
+
+    name: str
+    data: DataConfig
+    teacher: TeacherConfig
+    method: PluginSection
+    student: PluginSection
+    training: TrainingConfig
+    method_config: object
+    student_config: object
+    seed: int = 0
+    output_dir: str = "runs/{name}"
+    file: Optional[str] = None
+    augment: list = dataclasses.field(default_factory=list)
+    augment_entries: list = dataclasses.field(default_factory=list)
+    cache: Optional[CacheConfig] = None
+    export: Optional[ExportConfig] = dataclasses.field(default_factory=ExportConfig)
+
+    @property
+    def base_dir(self):
+        return os.path.dirname(os.path.abspath(self.file)) if self.file else os.getcwd()
+
+    def resolve_path(self, path):
+        """A path from the config, relative to the config file's folder."""
+        path = os.path.expanduser(path)
+        return path if os.path.isabs(path) else os.path.join(self.base_dir, path)
+
+    def run_dir(self):
+        return os.path.abspath(self.output_dir.format(name=self.name))
+
+    def to_dict(self):
+        return {
+            "name": self.name,
+            "seed": self.seed,
+            "output_dir": self.output_dir,
+            "data": to_dict(self.data),
+            "teacher": to_dict(self.teacher),
+            "method": {"name": self.method.name, **to_dict(self.method_config)},
+            "student": {"kind": self.student.name, **to_dict(self.student_config)},
+            "training": to_dict(self.training),
+            "augment": self.augment,
+            "cache": to_dict(self.cache) if self.cache else False,
+            "export": to_dict(self.export) if self.export else False,
+        }

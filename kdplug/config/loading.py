@@ -1,0 +1,190 @@
+"""Loading and validating a config document.
+
+Configs are data: YAML read with `yaml.safe_load`, validated into the
+dataclasses of `kdplug.config.sections`. The `method:` and `student:`
+sections are validated against the `Config` dataclass of the plugin they
+name, each `augment:` entry against its augmenter's.
+
+Examples:
+
+```python
+config = load_config("configs/quickstart.yaml")
+config.method.name, config.method_config.temperature
+```
+"""
+
+import dataclasses
+import os
+from typing import Optional
+from typing import Union
+
+import yaml
+
+from kdplug.config.experiment_config import ExperimentConfig
+from kdplug.config.experiment_config import PluginSection
+from kdplug.config.schema import parse
+from kdplug.config.sections import AugmentEntry
+from kdplug.config.sections import CacheConfig
+from kdplug.config.sections import DataConfig
+from kdplug.config.sections import ExportConfig
+from kdplug.config.sections import TeacherConfig
+from kdplug.config.sections import TeacherPipelineConfig
+from kdplug.config.sections import TrainingConfig
+from kdplug.errors import ConfigError
+
+
+@dataclasses.dataclass
+class _Top:
+    name: str
+    data: dict
+    teacher: dict
+    method: dict
+    student: Optional[dict] = None
+    training: Optional[dict] = None
+    seed: int = 0
+    output_dir: str = "runs/{name}"
+    augment: Optional[list] = None
+    cache: Union[bool, dict, None] = None
+    export: Union[bool, dict] = True
+
+
+def load_config(path, plugin_manager=None):
+    """Reads and validates a YAML experiment config file."""
+    if not os.path.isfile(path):
+        raise ConfigError("config file not found", file=path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = yaml.safe_load(f)
+    except yaml.YAMLError as e:
+        raise ConfigError(f"invalid YAML: {e}", file=path) from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"not UTF-8 text: {e}", file=path) from None
+    return config_from_dict(data, file=path, plugin_manager=plugin_manager)
+
+
+def config_from_dict(data, file=None, plugin_manager=None):
+    """Validates a config document (already parsed YAML)."""
+    if plugin_manager is None:
+        from kdplug.plugin.manager import get_plugin_manager
+
+        plugin_manager = get_plugin_manager()
+    if not isinstance(data, dict):
+        raise ConfigError("a config must be a mapping of sections", file, None, data)
+    top = parse(_Top, data, "", file)
+    data_cfg = parse(DataConfig, top.data, "data", file)
+    teacher_data = top.teacher
+    pipeline = None
+    if isinstance(teacher_data, dict) and "pipeline" in teacher_data:
+        teacher_data = dict(teacher_data)
+        pipeline = _switchable(TeacherPipelineConfig, teacher_data.pop("pipeline"),
+                               "teacher.pipeline", file)
+    teacher = parse(TeacherConfig, teacher_data, "teacher", file)
+    teacher.pipeline = pipeline
+    training = parse(TrainingConfig, top.training, "training", file)
+
+    method_name, method_opts = _split_plugin(top.method, "method", "name", file)
+    method_cls = _lookup(plugin_manager.methods, method_name, "method.name", file)
+    method_config = parse(method_cls.Config, method_opts, "method", file)
+
+    student_data = dict(method_cls.default_student)
+    if top.student is not None:
+        if not isinstance(top.student, dict):
+            raise ConfigError("expected a mapping", file, "student", top.student)
+        if "kind" in top.student and top.student["kind"] != student_data.get("kind"):
+            student_data = {}
+        student_data.update(top.student)
+    student_kind, student_opts = _split_plugin(student_data, "student", "kind", file)
+    student_cls = _lookup(plugin_manager.students, student_kind, "student.kind", file)
+    student_config = parse(student_cls.Config, student_opts, "student", file)
+    cache = _switchable(CacheConfig, top.cache, "cache", file)
+    export = _switchable(ExportConfig, top.export, "export", file)
+    config = ExperimentConfig(
+        name=top.name,
+        data=data_cfg,
+        teacher=teacher,
+        method=PluginSection(method_name, method_opts),
+        student=PluginSection(student_kind, student_opts),
+        training=training,
+        method_config=method_config,
+        student_config=student_config,
+        seed=top.seed,
+        output_dir=top.output_dir,
+        file=file,
+        augment=top.augment or [],
+        cache=cache,
+        export=export,
+    )
+    config.augment_entries = parse_augment(
+        top.augment, plugin_manager.augmenters, file,
+        resolve_path=config.resolve_path,
+    )
+    check = getattr(method_cls, "check_config", None)
+    if callable(check):  # checks across sections (a Method's or a duck-typed plugin's)
+        check(config)
+    return config
+
+
+def parse_augment(entries, registry, file=None, resolve_path=None, path="augment"):
+    """Validates an `augment:` list into `AugmentEntry`s (data, no objects).
+
+    Each entry is `{name: <augmenter>, n: <samples per example, default 10>,
+    ...the augmenter's Config options}`.
+
+    Args:
+        entries: the list from the YAML (None or [] for no augmentation).
+        registry: the augmenter registry.
+        file: the config file, for messages.
+        resolve_path: maps a path option (an augmenter's `path_fields`, e.g.
+            `lexicon`, `preset`) to an absolute path, e.g. relative to the
+            config file (`ExperimentConfig.resolve_path`).
+        path: the dotted path of the list in the document, for messages.
+    """
+    if entries is None:
+        return []
+    if not isinstance(entries, list):
+        raise ConfigError("expected a list of {name: ..., n: ...} entries",
+                          file, path, entries)
+    out = []
+    for index, entry in enumerate(entries):
+        where = f"{path}[{index}]"
+        if not isinstance(entry, dict) or "name" not in entry:
+            raise ConfigError("expected a mapping with a `name`", file, where, entry)
+        options = dict(entry)
+        name = options.pop("name")
+        n = options.pop("n", 10)
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ConfigError("must be an integer >= 1", file, f"{where}.n", n)
+        cls = _lookup(registry, name, f"{where}.name", file)
+        config = parse(cls.Config, options, where, file)
+        if resolve_path is not None:
+            for field in getattr(cls, "path_fields", ()):
+                value = getattr(config, field, None)
+                if value:
+                    setattr(config, field, resolve_path(value))
+        out.append(AugmentEntry(name, n, config))
+    return out
+
+
+def _switchable(cls, value, path, file):
+    """A section written as `true` (defaults), a mapping, or `false`/absent."""
+    if value is None or value is False:
+        return None
+    return parse(cls, {} if value is True else value, path, file)
+
+
+def _split_plugin(section, path, key, file):
+    if not isinstance(section, dict):
+        raise ConfigError("expected a mapping", file, path, section)
+    if key not in section:
+        raise ConfigError("required field is missing", file, f"{path}.{key}")
+    name = section[key]
+    if not isinstance(name, str):
+        raise ConfigError("expected a string", file, f"{path}.{key}", name)
+    return name, {k: v for k, v in section.items() if k != key}
+
+
+def _lookup(registry, name, path, file):
+    try:
+        return registry.get(name)
+    except KeyError as e:
+        raise ConfigError(e.args[0], file, path) from None

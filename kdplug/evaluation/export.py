@@ -1,0 +1,321 @@
+"""Exporting a trained student for serving, and measuring the exports."""
+
+import os
+import warnings
+
+import numpy as np
+import tensorflow as tf
+
+from kdplug import keys
+from kdplug.errors import KdplugError
+from kdplug.evaluation.measure import masked_accuracy
+from kdplug.evaluation.measure import time_ms
+from kdplug.storage import tree_size
+
+SIGNATURE = "serving_default"
+FORMATS = ("keras", "saved_model", "tflite_float32", "tflite_int8")
+FILENAMES = {
+    "keras": "student.keras",
+    "saved_model": "saved_model",
+    "tflite_float32": "student_float32.tflite",
+    "tflite_int8": "student_int8.tflite",
+}
+
+
+class StudentExporter:
+    """Exports a student as `.keras`, TF SavedModel and TFLite, and measures
+    every export's size, CPU latency and accuracy.
+
+    - `keras`: `model.save()`; reload with `keras.saving.load_model`.
+    - `saved_model`: `model.export(format="tf_saved_model")` with one serving
+      signature, `serving_default`, taking the model's `input_keys` (for BERT
+      students `token_ids`, `segment_ids`, `padding_mask`) as int32
+      `[batch, sequence_length]` and returning `output_0`, the logits.
+      Serve it with TF Serving or `tf.saved_model.load(path).serve(...)`.
+    - `tflite_float32`: `tf.lite.TFLiteConverter.from_saved_model`.
+    - `tflite_int8`: the same with `optimizations=[tf.lite.Optimize.DEFAULT]`
+      and no representative dataset, i.e. post-training *dynamic-range*
+      quantization: weights stored as int8 (about 4x smaller), activations
+      stay float and are quantized on the fly. No calibration data needed.
+
+    TFLite models are converted from the SavedModel, so the SavedModel is
+    always written when a TFLite format is asked for. When a model uses an op
+    TFLite's builtins lack, the conversion is retried with TF select ops and
+    `notes` says so. Keras' LSTM with a dynamic batch is such a case (its
+    `TensorList` ops): the file is written, but running it needs the Flex
+    delegate, which the interpreter in the `tensorflow` pip package does not
+    load, so those formats are left out of the measurements (with a note).
+    BERT-family students convert to builtins only.
+
+    Only the student is exported: projections and heads that only training
+    needs live in the loss terms and the `Distiller`, not in the student.
+
+    Args:
+        model: the student, a Keras model whose `call` takes a dict of int32
+            tensors and returns logits.
+        sequence_length: int or None. The exported sequence axis; None keeps it
+            dynamic. The batch axis is always dynamic.
+        input_keys: the input names; defaults to `model.input_keys`, else
+            BERT's `token_ids`, `segment_ids`, `padding_mask`.
+        num_threads: int or None. Threads of the TFLite interpreter (None: its
+            default).
+
+    Examples:
+
+    ```python
+    exporter = StudentExporter(student, sequence_length=48)
+    paths = exporter.export("runs/sst2/export")
+    exporter.size_bytes()["tflite_int8"]
+    exporter.latency_ms(test_ds)["tflite_int8"]["batch_32"]["median"]
+    exporter.accuracy(test_ds)["tflite_int8"]
+    report = exporter.run("runs/sst2/export", test_ds)  # all of the above
+    ```
+    """
+
+    def __init__(self, model, sequence_length=None, input_keys=None, num_threads=None):
+        self.model = model
+        self.sequence_length = None if sequence_length is None else int(sequence_length)
+        self.input_keys = tuple(
+            input_keys or getattr(model, "input_keys", None) or keys.TOKEN_INPUTS
+        )
+        self.num_threads = num_threads
+        self.paths = {}
+        self.notes = []
+        self._predictors = {}
+
+    def input_signature(self):
+        """The serving signature: one dict of int32 `TensorSpec`s."""
+        shape = [None, self.sequence_length]
+        return [{k: tf.TensorSpec(shape, tf.int32, name=k) for k in self.input_keys}]
+
+    def export(self, out_dir, formats=FORMATS):
+        """Writes the requested formats into `out_dir`; returns
+        `{format: path}` (also kept in `self.paths`)."""
+        unknown = sorted(set(formats) - set(FORMATS))
+        if unknown:
+            raise KdplugError(f"unknown export format(s) {unknown}; known: {list(FORMATS)}")
+        os.makedirs(out_dir, exist_ok=True)
+        self._predictors = {}
+        paths = {f: os.path.join(out_dir, FILENAMES[f]) for f in FORMATS}
+        wanted = set(formats)
+        if "keras" in wanted:
+            self.model.save(paths["keras"])
+            self.paths["keras"] = paths["keras"]
+        if wanted & {"saved_model", "tflite_float32", "tflite_int8"}:
+            self.model.export(
+                paths["saved_model"], format="tf_saved_model",
+                input_signature=self.input_signature(), verbose=False,
+            )
+            self.paths["saved_model"] = paths["saved_model"]
+        for fmt, quantize in (("tflite_float32", False), ("tflite_int8", True)):
+            if fmt in wanted:
+                blob = self._convert(paths["saved_model"], quantize)
+                with open(paths[fmt], "wb") as f:
+                    f.write(blob)
+                self.paths[fmt] = paths[fmt]
+        return {f: self.paths[f] for f in FORMATS if f in self.paths}
+
+    def _convert(self, saved_model, quantize):
+        def convert(select_ops):
+            converter = tf.lite.TFLiteConverter.from_saved_model(
+                saved_model, signature_keys=[SIGNATURE]
+            )
+            if quantize:
+                converter.optimizations = [tf.lite.Optimize.DEFAULT]
+            if select_ops:
+                converter.target_spec.supported_ops = [
+                    tf.lite.OpsSet.TFLITE_BUILTINS, tf.lite.OpsSet.SELECT_TF_OPS
+                ]
+            return converter.convert()
+
+        try:
+            return convert(select_ops=False)
+        except Exception as e:  # the converter raises several error types
+            note = (f"{'int8' if quantize else 'float32'} TFLite conversion needed "
+                    f"TF select ops ({type(e).__name__})")
+            if note not in self.notes:
+                self.notes.append(note)
+            return convert(select_ops=True)
+
+    def size_bytes(self):
+        """`{format: bytes on disk}` of every export (a SavedModel is a folder:
+        the sum of its files)."""
+        return {fmt: tree_size(path) for fmt, path in self.paths.items()}
+
+    def predictor(self, fmt):
+        """A function `features -> logits (numpy)` running one format.
+
+        `"keras"` runs the in-memory model (in a `tf.function`), the others
+        the exported files.
+        """
+        if fmt in self._predictors:
+            return self._predictors[fmt]
+        if fmt == "keras":
+            forward = tf.function(lambda x: self.model(x, training=False),
+                                  reduce_retracing=True)
+
+            def predict(features):
+                return forward(self._tensors(features)).numpy()
+        elif fmt == "saved_model":
+            loaded = tf.saved_model.load(self._path(fmt))
+
+            def predict(features):  # keeps `loaded` (the variables) alive
+                out = loaded.signatures[SIGNATURE](**self._tensors(features))
+                return next(iter(out.values())).numpy()
+        elif fmt in ("tflite_float32", "tflite_int8"):
+            predict = tflite_predictor(self._path(fmt), self.input_keys, self.num_threads)
+        else:
+            raise KdplugError(f"unknown export format {fmt!r}; known: {list(FORMATS)}")
+        self._predictors[fmt] = predict
+        return predict
+
+    def latency_ms(self, features, formats=None, batch_sizes=(1, 32), runs=20, warmup=3):
+        """CPU latency of one forward pass, per format and batch size.
+
+        Args:
+            features: a dict of arrays, or a dataset of `(features, labels)`
+                batches; its first examples are repeated to fill each batch.
+            formats: defaults to `"keras"` plus every exported format but
+                `".keras"` (a reloaded `.keras` file runs the same graph)
+                that runs here (see `notes` for those that do not).
+            batch_sizes: the batch sizes measured.
+            runs: timed runs; the median, min and max are reported.
+            warmup: untimed runs first (tracing, allocation).
+
+        Returns:
+            `{format: {"batch_<n>": {"median", "min", "max"}}}` in ms.
+        """
+        base = first_features(features, max(batch_sizes))
+        formats = formats or self._measured_formats(base)
+        result = {}
+        for fmt in formats:
+            predict = self.predictor(fmt)
+            result[fmt] = {}
+            for n in batch_sizes:
+                batch = repeat_to(base, n)
+                result[fmt][f"batch_{n}"] = time_ms(lambda: predict(batch), runs, warmup)
+        return result
+
+    def accuracy(self, dataset, formats=None):
+        """Top-1 accuracy per format on a dataset of `(features, labels)`
+        batches; labels `< 0` are skipped.
+
+        Args:
+            dataset: a `tf.data.Dataset` or any iterable of batches.
+            formats: defaults to `"keras"` and the TFLite exports that run
+                here.
+        """
+        if formats is None:
+            probe = first_features(dataset, 1)
+            formats = [f for f in self._measured_formats(probe)
+                       if f == "keras" or f.startswith("tflite")]
+        correct = dict.fromkeys(formats, 0)
+        total = 0
+        for x, y in dataset:
+            for fmt in formats:
+                hits, counted = masked_accuracy(self.predictor(fmt)(x), y)
+                correct[fmt] += hits
+            total += counted
+        return {fmt: correct[fmt] / max(total, 1) for fmt in formats}
+
+    def run(self, out_dir, dataset, formats=FORMATS, batch_sizes=(1, 32), runs=20):
+        """Exports, then measures: returns the report's `export` section,
+        `{"files", "size_bytes", "latency_ms", "accuracy", "notes"}`."""
+        files = self.export(out_dir, formats)
+        return {
+            "files": files,
+            "size_bytes": self.size_bytes(),
+            "latency_ms": self.latency_ms(dataset, batch_sizes=batch_sizes, runs=runs),
+            "accuracy": self.accuracy(dataset),
+            "notes": list(self.notes),
+        }
+
+    def _measured_formats(self, probe):
+        formats = ["keras"] + [f for f in self.paths if f != "keras"]
+        return [f for f in formats if self._runs(f, probe)]
+
+    def _runs(self, fmt, probe):
+        """Whether a format runs here; notes why not (e.g. a TFLite model
+        with TF select ops needs the Flex delegate, which the interpreter in
+        the `tensorflow` package lacks)."""
+        try:
+            self.predictor(fmt)(repeat_to(probe, 1))
+            return True
+        except KdplugError as e:
+            note = f"{fmt}: not measured: {e}"
+            if note not in self.notes:
+                self.notes.append(note)
+            return False
+
+    def _path(self, fmt):
+        if fmt not in self.paths:
+            raise KdplugError(f"{fmt!r} was not exported; call export() first")
+        return self.paths[fmt]
+
+    def _tensors(self, features):
+        return {k: tf.convert_to_tensor(features[k], tf.int32) for k in self.input_keys}
+
+
+def tflite_predictor(path, input_keys, num_threads=None):
+    """A function `features -> logits (numpy)` over a TFLite file.
+
+    The interpreter is resized (`resize_tensor_input`) whenever the batch
+    shape changes, so any batch size and (for a dynamic export) sequence
+    length runs.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tf.lite.Interpreter's deprecation notice
+        interpreter = tf.lite.Interpreter(model_path=path, num_threads=num_threads)
+    runner = interpreter.get_signature_runner(SIGNATURE)
+    inputs = {name: d["index"] for name, d in runner.get_input_details().items()}
+    missing = set(inputs) - set(input_keys)
+    if missing:
+        raise KdplugError(f"{path} expects inputs {sorted(inputs)}, not {list(input_keys)}")
+    output = next(iter(runner.get_output_details().values()))["index"]
+    shapes = {}
+
+    def predict(features):
+        arrays = {k: np.asarray(features[k], np.int32) for k in inputs}
+        try:
+            if shapes != {k: a.shape for k, a in arrays.items()}:
+                for k, a in arrays.items():
+                    interpreter.resize_tensor_input(inputs[k], a.shape, strict=False)
+                interpreter.allocate_tensors()
+                shapes.clear()
+                shapes.update({k: a.shape for k, a in arrays.items()})
+            for k, a in arrays.items():
+                interpreter.set_tensor(inputs[k], a)
+            interpreter.invoke()
+        except RuntimeError as e:
+            shapes.clear()
+            raise KdplugError(
+                f"{os.path.basename(path)} cannot run in this TFLite interpreter: "
+                f"{str(e).splitlines()[0][:300]}"
+            ) from None
+        return interpreter.get_tensor(output).copy()
+
+    return predict
+
+
+def first_features(features, n):
+    """Up to `n` examples' features (a dict of numpy arrays) from a dict of
+    arrays or a dataset of `(features, labels)` batches."""
+    if isinstance(features, dict):
+        return {k: np.asarray(v)[:n] for k, v in features.items()}
+    parts, count = [], 0
+    for batch in features:
+        x = batch[0] if isinstance(batch, (tuple, list)) else batch
+        parts.append({k: np.asarray(v) for k, v in x.items()})
+        count += len(next(iter(parts[-1].values())))
+        if count >= n:
+            break
+    if not parts:
+        raise KdplugError("no examples to measure latency on")
+    return {k: np.concatenate([p[k] for p in parts])[:n] for k in parts[0]}
+
+
+def repeat_to(features, n):
+    """The examples repeated (cyclically) to exactly `n` rows."""
+    have = len(next(iter(features.values())))
+    rows = np.arange(n) % have
+    return {k: v[rows] for k, v in features.items()}

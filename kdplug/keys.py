@@ -1,0 +1,62 @@
+"""Every wire key: the names of the features that travel in a batch.
+
+A batch is `(features, labels)`; `features` is a dict of tensors. Readers,
+encoders, the teacher-output cache, the teacher pipeline, the Distiller and
+the models meet at these names, so they are spelled once, here.
+
+- Token inputs of BERT-family models: `TOKEN_INPUTS` (`token_ids`,
+  `segment_ids`, `padding_mask`).
+- Each sentence of a pair encoded on its own (siamese students):
+  `PAIR_INPUTS` (`token_ids_a`, `padding_mask_a`, `token_ids_b`,
+  `padding_mask_b`).
+- Word ids of students with their own vocabulary: `WORD_INPUTS`
+  (`word_ids`, `word_padding_mask`; `_b` suffixed for a pair's second text).
+- Teacher outputs computed outside the train step (the teacher-output cache,
+  the teacher pipeline, a method's own targets): `teacher/<tap>`, built by
+  `teacher_key()` and read back by `teacher_taps()`.
+- `LABELS`: the key the loss terms read the batch's labels under.
+- `TEXT`, `PAIR`: the raw text columns of a dataset before encoding.
+
+Examples:
+
+>>> teacher_key("logits")
+'teacher/logits'
+>>> sorted(teacher_taps({"token_ids": 1, "teacher/logits": 2, "teacher/hidden/2": 3}))
+['hidden/2', 'logits']
+"""
+
+TOKEN_IDS = "token_ids"
+SEGMENT_IDS = "segment_ids"
+PADDING_MASK = "padding_mask"
+TOKEN_INPUTS = (TOKEN_IDS, SEGMENT_IDS, PADDING_MASK)
+
+PAIR_INPUTS = ("token_ids_a", "padding_mask_a", "token_ids_b", "padding_mask_b")
+
+WORD_IDS = "word_ids"
+WORD_PADDING_MASK = "word_padding_mask"
+WORD_INPUTS = (WORD_IDS, WORD_PADDING_MASK)
+WORD_PAIR_SUFFIX = "_b"
+
+TEACHER_PREFIX = "teacher/"
+LABELS = "labels"
+TEXT = "text"
+PAIR = "pair"
+
+
+def teacher_key(tap):
+    """The feature key of a precomputed teacher tap: `teacher/<tap>`."""
+    return TEACHER_PREFIX + tap
+
+
+def is_teacher_key(key):
+    return key.startswith(TEACHER_PREFIX)
+
+
+def teacher_taps(features):
+    """`{tap: value}` of the precomputed teacher outputs in `features`."""
+    return {k[len(TEACHER_PREFIX):]: v for k, v in features.items() if is_teacher_key(k)}
+
+
+def model_inputs(features):
+    """`features` without precomputed teacher outputs (what a model reads)."""
+    return {k: v for k, v in features.items() if not is_teacher_key(k)}

@@ -1,0 +1,165 @@
+"""Plugin discovery: entry points, isolation of failures, registries."""
+
+import dataclasses
+import importlib.metadata
+import threading
+import traceback
+
+import pluggy
+
+from kdplug.errors import PluginError
+from kdplug.errors import did_you_mean
+from kdplug.plugin import hookspecs
+from kdplug.plugin.registry import Registry
+
+ENTRY_POINT_GROUP = "kdplug.plugins"
+
+# hook name -> registry kind
+REGISTRATION_HOOKS = {
+    "kdplug_register_methods": "method",
+    "kdplug_register_students": "student",
+    "kdplug_register_augmenters": "augmenter",
+    "kdplug_register_mappings": "mapping",
+}
+
+
+@dataclasses.dataclass
+class PluginRecord:
+    """What `kdplug plugins` shows for one plugin."""
+
+    name: str
+    source: str
+    status: str = "ok"
+    error: str = ""
+    registered: list = dataclasses.field(default_factory=list)
+
+
+class PluginManager:
+    """Loads kdplug plugins and holds what they register.
+
+    Every plugin, built-in or third party, comes through the same path: an
+    entry point in the `kdplug.plugins` group (or a direct `register()` call in
+    tests). A plugin that fails to import, uses an unknown hook name, raises
+    while registering or clashes with another plugin's name is recorded as
+    failed, its partial registrations are discarded, and the others still load.
+
+    Args:
+        load_entrypoints: load every installed `kdplug.plugins` entry point.
+
+    Examples:
+
+    ```python
+    pm = PluginManager(load_entrypoints=False)
+    pm.register(my_plugin_module, name="mine", source="tests")
+    pm.methods.get("my-method")
+    ```
+    """
+
+    def __init__(self, load_entrypoints=True):
+        self._pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        self._pm.add_hookspecs(hookspecs)
+        self.records = []
+        self.registries = {
+            kind: Registry(kind) for kind in REGISTRATION_HOOKS.values()
+        }
+        if load_entrypoints:
+            self.load_entrypoints()
+
+    @property
+    def methods(self):
+        return self.registries["method"]
+
+    @property
+    def students(self):
+        return self.registries["student"]
+
+    @property
+    def augmenters(self):
+        return self.registries["augmenter"]
+
+    @property
+    def mappings(self):
+        return self.registries["mapping"]
+
+    @property
+    def hook(self):
+        return self._pm.hook
+
+    def load_entrypoints(self, group=ENTRY_POINT_GROUP):
+        for ep in sorted(
+            importlib.metadata.entry_points(group=group), key=lambda e: e.name
+        ):
+            source = ep.dist.name if ep.dist is not None else ep.value
+            try:
+                plugin = ep.load()
+            except Exception as e:  # isolate any import-time failure
+                self._fail(ep.name, source, e)
+                continue
+            self.register(plugin, name=ep.name, source=source)
+
+    def register(self, plugin, name, source="<direct>"):
+        """Registers one plugin; returns its `PluginRecord`."""
+        record = PluginRecord(name=name, source=source)
+        try:
+            self._check_hook_names(plugin)
+            pending = self._collect(plugin)
+            self._commit(pending, source, record)
+        except Exception as e:
+            return self._fail(name, source, e, record)
+        self._pm.register(plugin, name=name)
+        self.records.append(record)
+        return record
+
+    def failed(self):
+        return [r for r in self.records if r.status != "ok"]
+
+    def _check_hook_names(self, plugin):
+        known = [n for n in dir(hookspecs) if n.startswith("kdplug_")]
+        for attr in dir(plugin):
+            if attr.startswith("kdplug_") and attr not in known:
+                raise PluginError(
+                    f"unknown hook {attr!r}{did_you_mean(attr, known)}"
+                )
+
+    def _collect(self, plugin):
+        pending = []
+        for hook_name, kind in REGISTRATION_HOOKS.items():
+            impl = getattr(plugin, hook_name, None)
+            if impl is None:
+                continue
+            impl(register=lambda cls, kind=kind: pending.append((kind, cls)))
+        return pending
+
+    def _commit(self, pending, source, record):
+        added = []
+        try:
+            for kind, cls in pending:
+                self.registries[kind].add(cls, source)
+                added.append((kind, cls))
+                record.registered.append(f"{kind}:{cls.name}")
+        except PluginError:
+            for kind, cls in added:  # roll back this plugin's entries
+                self.registries[kind].remove(cls.name)
+            raise
+
+    def _fail(self, name, source, error, record=None):
+        record = record or PluginRecord(name=name, source=source)
+        record.status = "failed"
+        record.registered = []
+        detail = "".join(traceback.format_exception_only(type(error), error))
+        record.error = detail.strip()
+        self.records.append(record)
+        return record
+
+
+_default = None
+_default_lock = threading.Lock()
+
+
+def get_plugin_manager():
+    """The process-wide plugin manager, loading entry points on first use."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = PluginManager()
+        return _default

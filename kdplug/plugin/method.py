@@ -1,0 +1,104 @@
+"""The method contract: a method declares its student, stages and runner."""
+
+import dataclasses
+from typing import Any
+from typing import Callable
+from typing import ClassVar
+from typing import Optional
+
+from kdplug.plugin.configurable import Configurable
+
+
+@dataclasses.dataclass
+class Stage:
+    """One training stage of a method.
+
+    Args:
+        name: shown in logs and used to name checkpoints and history.
+        terms: the `kdplug.terms.Term`s summed in this stage.
+        epochs: epochs for this stage; None uses `training.epochs`.
+        trainable: optional `fn(student)` that sets `trainable` flags on the
+            student's layers for this stage (e.g. progressive transfer); the
+            student is made fully trainable again before the next stage.
+        data: `"task"` (the labelled training split, plus any augmented
+            examples) or `"unlabelled"` (texts only, labels ignored).
+        learning_rate: overrides `training.learning_rate` for this stage.
+    """
+
+    name: str
+    terms: list
+    epochs: Optional[int] = None
+    trainable: Optional[Callable[[Any], None]] = None
+    data: str = "task"
+    learning_rate: Optional[float] = None
+
+
+class Method(Configurable):
+    """A distillation method: which student, which loss terms, which stages.
+
+    Subclasses set `name` (what configs write as `method.name`), a dataclass
+    `Config` holding their typed options (validated from the YAML `method:`
+    section, defaults included), and implement `stages()`. Override
+    `build_student()` only when the method needs a special student; by
+    default the configured `student.kind` builds it.
+
+    Args:
+        config: an instance of `Config`.
+
+    Examples:
+
+    ```python
+    class LogitMatching(kdplug.Method):
+        name = "logit-matching"
+
+        @dataclasses.dataclass
+        class Config:
+            weight: float = 1.0
+
+        def stages(self, teacher, student):
+            return [kdplug.Stage("distill", [LogitMSE(self.config.weight)])]
+    ```
+    """
+
+    default_student: ClassVar[dict] = {"kind": "truncated"}
+
+    def build_student(self, teacher, student_kind, num_classes):
+        """Builds the student; `student_kind` is a configured `StudentKind`."""
+        return student_kind.build(teacher, num_classes)
+
+    def stages(self, teacher, student):
+        raise NotImplementedError(f"{type(self).__name__}.stages()")
+
+    @property
+    def runner(self):
+        """The class that runs an experiment with this method.
+
+        The default is `kdplug.run.SingleTaskRunner`: one student trained
+        through `stages()`, evaluated on the test split. A method whose flow
+        differs (several tasks, an ensemble of teachers, baseline students,
+        like `mtdnn-ensemble`) returns its own `kdplug.run.Runner` subclass,
+        built on the same pieces (`StageRunner`, `TeacherSetup`, the report
+        writer). Imported here, not at module level, so that declaring a
+        method does not import the training stack.
+        """
+        from kdplug.run.single_task import SingleTaskRunner
+
+        return SingleTaskRunner
+
+    def evaluate(self, student, test_ds, run_dir):
+        """Method-specific evaluation added to the run's report.
+
+        Called by `kdplug run` after training with the student and the test
+        split; return a JSON-able dict (saved under `report["method"]`) or
+        None. Files written into `run_dir` belong to the report.
+        """
+        return None
+
+    @classmethod
+    def check_config(cls, config):
+        """Checks across config sections, after every section validated.
+
+        Called by `kdplug.config` with the whole `ExperimentConfig`; raise a
+        `kdplug.ConfigError` naming the file and field (e.g. a method that
+        needs `teacher.finetune`). The default checks nothing.
+        """

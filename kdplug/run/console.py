@@ -1,0 +1,92 @@
+"""What a run prints: kdplug's log messages, progress, and no start-up noise.
+
+kdplug's own messages go through Python's `logging` (loggers under
+`kdplug`); the CLI shows them as `kdplug: <message>` lines on stderr.
+TensorFlow, absl and CUDA print start-up noise on the file descriptor itself
+("All log messages before absl::InitializeLog()...", "Could not find cuda
+drivers", CPU feature notes); `import_tensorflow_quietly()` imports
+TensorFlow with that descriptor pointed at /dev/null and raises TensorFlow's
+C++ log threshold, unless `--verbose` asks for everything.
+
+Progress: Keras progress bars redraw a line with carriage returns, which
+fills a log file with every frame (174 KB for the quickstart). So a bar is
+shown only on a terminal; otherwise `ProgressLine` logs one line every
+`interval` seconds and at the end of every epoch.
+
+Examples:
+
+```python
+configure_logging(verbose=False)      # the CLI does this
+import_tensorflow_quietly()           # before anything imports TensorFlow
+verbose = keras_verbosity(config.training.verbose)  # 1 on a terminal, else 0
+```
+"""
+
+import logging
+import os
+import sys
+
+LOGGER = "kdplug"
+
+
+def configure_logging(verbose=False, stream=None):
+    """Shows kdplug's messages as `kdplug: <message>` on `stream` (stderr):
+    INFO and above, DEBUG too with `verbose`. Idempotent."""
+    logger = logging.getLogger(LOGGER)
+    logger.setLevel(logging.DEBUG if verbose else logging.INFO)
+    for handler in list(logger.handlers):
+        if getattr(handler, "_kdplug", False):
+            logger.removeHandler(handler)
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(logging.Formatter("kdplug: %(message)s"))
+    handler._kdplug = True
+    logger.addHandler(handler)
+    return logger
+
+
+def import_tensorflow_quietly(verbose=False):
+    """Imports TensorFlow (and Keras) without the C++/absl start-up noise.
+
+    With `verbose`, or when TensorFlow is already imported, this only
+    imports. Otherwise TensorFlow's C++ log threshold is raised to errors
+    only (`TF_CPP_MIN_LOG_LEVEL=3`, unless the user set it) and file
+    descriptor 2 points at /dev/null while the import runs, which is when
+    absl and the CUDA stubs print. Python exceptions are not affected.
+    """
+    if verbose or "tensorflow" in sys.modules:
+        import tensorflow  # noqa: F401
+        return
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    if os.environ["TF_CPP_MIN_LOG_LEVEL"] == "2":
+        os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"  # kdplug's own library default
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        import keras  # noqa: F401
+        import tensorflow  # noqa: F401
+    finally:
+        os.dup2(saved, 2)
+        os.close(devnull)
+        os.close(saved)
+    logging.getLogger("absl").setLevel(logging.ERROR)
+
+
+def on_terminal(stream=None):
+    stream = stream or sys.stdout
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def keras_verbosity(setting):
+    """Keras' `verbose=` for `training.verbose`: `"auto"` is a progress bar
+    (1) on a terminal and silent (0) otherwise, where `ProgressLine` logs
+    instead; 0, 1 and 2 are passed through."""
+    if setting == "auto":
+        return 1 if on_terminal() else 0
+    return int(setting)
+
+
+def wants_progress_lines(setting):
+    """Whether `ProgressLine` should log (`"auto"` off a terminal)."""
+    return setting == "auto" and not on_terminal()

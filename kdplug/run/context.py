@@ -1,0 +1,128 @@
+"""`RunContext`: what every runner and stage of a run shares."""
+
+import logging
+import os
+import time
+
+from kdplug.data.transfer_set import augment_steps
+from kdplug.plugin.manager import get_plugin_manager
+from kdplug.training.custom_loop import is_chief
+from kdplug.training.distribution import make_strategy
+
+DEFAULT_LOG_EVERY_STEPS = 10
+
+
+class RunContext:
+    """Everything a run shares, built once, up front, before any runner.
+
+    A runner (`kdplug.run.Runner`) receives it and reads from it; nothing
+    is set on it from outside afterwards.
+
+    Args:
+        config: the validated `ExperimentConfig`.
+        plugins: the `kdplug.plugin.PluginManager` (registries and hooks).
+        strategy: the `tf.distribute.Strategy` every model is built under.
+        run_dir: the run folder (absolute).
+        log_every_steps: per-step scalars (TensorBoard, the report's
+            `step_history`, the loss curves) every this many optimizer steps.
+            Not part of the config: it changes what is logged, not what is
+            trained.
+
+    Attributes:
+        log: the run's `logging.Logger` (`kdplug.run`).
+        timers: a `Timers`; `report["seconds"]` is `timers.seconds`.
+
+    Examples:
+
+    ```python
+    context = RunContext.create(load_config("configs/quickstart.yaml"))
+    with context.strategy.scope():
+        ...
+    with context.timers("evaluation"):
+        ...
+    ```
+    """
+
+    def __init__(self, config, plugins, strategy, run_dir,
+                 log_every_steps=DEFAULT_LOG_EVERY_STEPS):
+        if int(log_every_steps) < 1:
+            raise ValueError(f"log_every_steps must be >= 1, got {log_every_steps}")
+        self.config = config
+        self.plugins = plugins
+        self.strategy = strategy
+        self.run_dir = run_dir
+        self.log_every_steps = int(log_every_steps)
+        self.log = logging.getLogger("kdplug.run")
+        self.timers = Timers()
+
+    @classmethod
+    def create(cls, config, plugin_manager=None, strategy=None,
+               log_every_steps=DEFAULT_LOG_EVERY_STEPS):
+        """The context of `config`: the process-wide plugin manager and the
+        strategy `training.strategy` names, unless given."""
+        return cls(
+            config,
+            plugin_manager or get_plugin_manager(),
+            strategy or make_strategy(config.training.strategy),
+            config.run_dir(),
+            log_every_steps=log_every_steps,
+        )
+
+    @property
+    def is_chief(self):
+        """Whether this process writes the run's files (one writer under
+        multi-worker training)."""
+        return is_chief(self.strategy)
+
+    def path(self, *parts):
+        """A path inside the run folder."""
+        return os.path.join(self.run_dir, *parts)
+
+    def method(self):
+        """The configured `Method` (`method.name` with its options)."""
+        cfg = self.config
+        return self.plugins.methods.get(cfg.method.name)(cfg.method_config)
+
+    def student_kind(self):
+        """The configured `StudentKind` (`student.kind` with its options)."""
+        cfg = self.config
+        return self.plugins.students.get(cfg.student.name)(cfg.student_config)
+
+    def augment_steps(self):
+        """The `augment:` section as `AugmentStep`s (augmenters built)."""
+        return augment_steps(self.config.augment_entries, self.plugins.augmenters)
+
+
+class Timers:
+    """Wall time per named part of a run (what `report["seconds"]` lists).
+
+    Examples:
+
+    ```python
+    timers = Timers()
+    with timers("teacher fine-tuning"):
+        ...
+    timers.seconds  # {"teacher fine-tuning": 199.2}
+    ```
+    """
+
+    def __init__(self):
+        self.seconds = {}
+
+    def __call__(self, name):
+        return _Timed(self.seconds, name)
+
+
+class _Timed:
+    def __init__(self, seconds, name):
+        self.seconds = seconds
+        self.name = name
+
+    def __enter__(self):
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        elapsed = time.perf_counter() - self.start
+        self.seconds[self.name] = self.seconds.get(self.name, 0.0) + elapsed
+        return False

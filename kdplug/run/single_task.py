@@ -1,0 +1,185 @@
+"""`SingleTaskRunner`: one teacher, one student, the method's stages."""
+
+from kdplug.data.masking import needs_masking
+from kdplug.data.readers import read_splits
+from kdplug.data.text_encoder import needs_pair_inputs
+from kdplug.data.transfer_set import build_transfer_set
+from kdplug.data.word_encoder import WordEncoder
+from kdplug.data.word_encoder import word_dataset
+from kdplug.evaluation.export import StudentExporter
+from kdplug.evaluation.measure import LATENCY_RUNS
+from kdplug.evaluation.measure import accuracy
+from kdplug.evaluation.measure import count_params
+from kdplug.evaluation.measure import first_examples
+from kdplug.evaluation.measure import latency_ms
+from kdplug.run.runner import Runner
+from kdplug.run.stage_runner import StageRunner
+from kdplug.run.teacher_setup import EVAL_BATCH_SIZE
+from kdplug.run.teacher_setup import TeacherSetup
+from kdplug.teacher.output_cache import TeacherCache
+from kdplug.training.term_schedule import check_schedules
+
+
+class SingleTaskRunner(Runner):
+    """The default runner: distils one student on one task.
+
+    Steps: read the data; load, check and fine-tune (cached) the teacher;
+    build the transfer set (`augment:`); build the method's student and
+    stages; precompute (or reload) the teacher's outputs (`cache:`); train
+    every stage (`StageRunner`: resumable, finished stages skipped); evaluate
+    teacher and student on the test split (plus `Method.evaluate`); export;
+    write the report.
+
+    Args:
+        method: the configured `Method`.
+        context: the run's `RunContext`.
+
+    Examples:
+
+    ```python
+    context = RunContext.create(config)
+    report = SingleTaskRunner(context.method(), context).run()
+    report["student"]["accuracy"]
+    ```
+    """
+
+    def run(self):
+        ctx, cfg, method = self.context, self.context.config, self.method
+        with ctx.timers("reading data"):
+            splits = read_splits(cfg.data, cfg.resolve_path)
+        teacher, tokenizer, teacher_info = self.prepare_teacher(splits)
+        words = self._word_encoder(splits)
+        train = splits["train"]
+        steps = ctx.augment_steps()
+        if steps:
+            with ctx.timers("augmentation"):
+                train = build_transfer_set(
+                    train, steps, seed=cfg.seed,
+                    cache=bool(cfg.cache and cfg.cache.transfer_set))
+        with ctx.strategy.scope():
+            student = method.build_student(teacher, ctx.student_kind(),
+                                           cfg.data.num_classes)
+            stages = method.stages(teacher, student)
+        check_schedules(cfg.training.schedules, stages, cfg.file)
+        # A siamese student on WordPiece ids reads each sentence on its own.
+        encoder = TeacherSetup(ctx).encoder(tokenizer, needs_pair_inputs(student))
+        extra, cache_info = self.teacher_outputs(teacher, encoder, train, stages)
+        train_ds = self._dataset(encoder, words, train, cfg.training.batch_size,
+                                 shuffle=True, seed=cfg.seed, extra=extra)
+        val_ds = self._eval_dataset(encoder, words, splits["validation"])
+        test_ds = self._eval_dataset(encoder, words, splits["test"])
+        runner = StageRunner(ctx)
+        histories = {stage.name: runner.run(index, stage, student, teacher, train_ds,
+                                            val_ds, tokenizer=tokenizer)
+                     for index, stage in enumerate(stages)}
+        with ctx.timers("evaluation"):
+            report = self.evaluate(teacher, student, test_ds, len(splits["test"]))
+        report["history"] = {name: h.epochs for name, h in histories.items()}
+        report["step_history"] = {name: h.steps for name, h in histories.items()}
+        extra_eval = method.evaluate(student, test_ds, ctx.run_dir)
+        if extra_eval:
+            report["method_evaluation"] = extra_eval
+        report["teacher"]["finetune"] = teacher_info
+        report["transfer_set"] = {"original": len(splits["train"]), "total": len(train)}
+        report["teacher_output_cache"] = cache_info
+        if ctx.is_chief and cfg.export:
+            report["export"] = self.export(student, test_ds)
+        report["seconds"] = dict(ctx.timers.seconds)
+        return self.write_run_report(report, student)
+
+    def finetune_teacher(self):
+        cfg = self.context.config
+        splits = read_splits(cfg.data, cfg.resolve_path)
+        return self.prepare_teacher(splits)[2]
+
+    # ------------------------------------------------------------- pieces
+    def prepare_teacher(self, splits):
+        """`(teacher, tokenizer, finetune_info)`: loaded, checked, fine-tuned."""
+        setup = TeacherSetup(self.context)
+        teacher, tokenizer, source = setup.load(self.context.config.data.num_classes)
+        with self.context.timers("teacher fine-tuning"):
+            info = setup.finetune(teacher, source, setup.encoder(tokenizer),
+                                  splits["train"], splits["validation"])
+        return teacher, tokenizer, info
+
+    def teacher_outputs(self, teacher, encoder, examples, stages):
+        """Precomputes (or reloads) the teacher taps every stage reads.
+
+        Returns `(extra_features, info)`; `({}, None)` when `cache:` is off,
+        and the Distiller then runs the teacher online.
+        """
+        ctx, cache = self.context, self.context.config.cache
+        taps = sorted(set().union(*(
+            t.required_teacher_taps() for stage in stages for t in stage.terms
+        )))
+        if not (cache and cache.teacher_outputs and taps):
+            return {}, None
+        if any(needs_masking(stage.terms) for stage in stages):
+            ctx.log.info("teacher-output cache: off, this method masks the "
+                         "teacher's inputs on the fly (the teacher runs online)")
+            return {}, None
+        with ctx.timers("teacher outputs"):
+            outputs = TeacherCache(
+                teacher, encoder, examples, taps, dtype=cache.dtype,
+                shard_size=cache.shard_size, batch_size=cache.batch_size,
+            )
+            info = outputs.precompute()
+            return outputs.load(), info
+
+    def evaluate(self, teacher, student, test_ds, test_examples):
+        """Test accuracy, parameters and batch-1 latency of both models."""
+        cfg = self.context.config
+        one = first_examples(test_ds, 1)
+        report = {
+            "name": cfg.name,
+            "method": cfg.method.name,
+            "data": cfg.data.path,
+            "test_examples": test_examples,
+            "latency_runs": LATENCY_RUNS,
+        }
+        for role, model in (("teacher", teacher), ("student", student)):
+            report[role] = {
+                "accuracy": accuracy(model, test_ds),
+                "params": count_params(model),
+                "latency_ms": latency_ms(model, one, runs=LATENCY_RUNS),
+            }
+            self.context.log.info("%s: test accuracy %.4f", role,
+                                  report[role]["accuracy"])
+        return report
+
+    def export(self, student, test_ds):
+        """Exports the student in every configured format and measures each."""
+        ctx, cfg = self.context, self.context.config
+        with ctx.timers("export"):
+            exporter = StudentExporter(student, sequence_length=cfg.data.sequence_length)
+            return exporter.run(
+                ctx.path("export"), test_ds,
+                formats=tuple(cfg.export.formats),
+                batch_sizes=tuple(cfg.export.latency_batch_sizes),
+                runs=LATENCY_RUNS,
+            )
+
+    def _word_encoder(self, splits):
+        """A word vocabulary from the training texts, for `input: word_ids`
+        students (e.g. BiLSTM); saved next to the student."""
+        cfg = self.context.config
+        if getattr(cfg.student_config, "input", None) != "word_ids":
+            return None
+        words = WordEncoder.from_examples(
+            splits["train"], cfg.data.sequence_length,
+            max_vocabulary_size=cfg.student_config.vocabulary_size,
+        )
+        words.save(self.context.path("word_vocabulary.json"))
+        return words
+
+    @staticmethod
+    def _dataset(encoder, words, examples, batch_size, **kwargs):
+        if words is None:
+            return encoder.dataset(examples, batch_size, **kwargs)
+        return word_dataset(encoder, words, examples, batch_size, **kwargs)
+
+    def _eval_dataset(self, encoder, words, examples):
+        if examples is None:
+            return None
+        batch = max(self.context.config.training.batch_size, EVAL_BATCH_SIZE)
+        return self._dataset(encoder, words, examples, batch)

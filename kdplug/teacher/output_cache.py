@@ -1,0 +1,363 @@
+"""The teacher-output cache: run the frozen teacher once, train many times.
+
+A `TeacherCache` runs the teacher over a split's examples, shard by shard, and
+stores the requested taps (logits, hidden states, attention, ...) as `.npz`
+files under `cache_root()/outputs/<key>/`. The key hashes everything the
+outputs depend on (the teacher's weight arrays, the texts and labels, the
+tokenizer and sequence length, the taps, the stored dtype and the shard size),
+so a changed input simply misses and is computed again under a new key.
+
+Writes are atomic (temporary name, `fsync`, `os.replace`) and `manifest.json`
+is written last: an interrupted precompute leaves only whole shards behind, and
+the next run computes just the shards that are missing.
+
+`kdplug.teacher.cache_admin` lists and removes entries (`kdplug cache ls` /
+`kdplug cache rm KEY|--all`); see docs/cache.md.
+"""
+
+import datetime
+import logging
+import os
+import time
+import warnings
+import zipfile
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from kdplug import keys
+from kdplug import storage
+from kdplug.data.examples import Examples
+from kdplug.data.examples import examples_fingerprint
+from kdplug.errors import KdplugError
+from kdplug.storage import cache_root
+from kdplug.storage import fingerprint
+from kdplug.storage import format_size
+from kdplug.teacher.cache_admin import FORMAT_VERSION
+from kdplug.teacher.cache_admin import INFO
+from kdplug.teacher.cache_admin import MANIFEST
+from kdplug.teacher.cache_admin import SHARD
+from kdplug.teacher.fingerprints import encoder_fingerprint
+from kdplug.teacher.fingerprints import teacher_fingerprint
+
+log = logging.getLogger(__name__)
+
+
+class TeacherCache:
+    """Precomputed teacher taps for one set of examples.
+
+    Args:
+        teacher: the frozen teacher, a model with `taps(inputs, names,
+            training)` (e.g. `kdplug.models.BertClassifier`); a plain Keras
+            model works when only `"logits"` is requested.
+        encoder: the `kdplug.data.TextEncoder` that tokenises the examples
+            (its tokenizer and sequence length are part of the key).
+        examples: `kdplug.data.Examples` to run the teacher on.
+        taps: the tap names to store, e.g. `["logits", "hidden/2"]`.
+        dtype: `"float16"` (default, half the disk) or `"float32"` (exact).
+        shard_size: examples per shard file (the unit of resumption).
+        batch_size: examples per teacher forward pass.
+        root: the folder holding cache entries; defaults to
+            `cache_root()/outputs`.
+        run_eagerly: tokenise and run the teacher eagerly, batch by batch,
+            instead of through `tf.data` and a `tf.function`: no tracing, so
+            faster for a few small batches (tests), slower for real data.
+
+    Examples:
+
+    ```python
+    cache = TeacherCache(teacher, encoder, splits["train"], ["logits"])
+    extra = cache.get()            # computes the missing shards, then loads
+    train_ds = encoder.dataset(splits["train"], 32, shuffle=True, extra=extra)
+    Distiller(student, teacher, terms).fit(train_ds)   # never runs the teacher
+    ```
+    """
+
+    def __init__(self, teacher, encoder, examples, taps=("logits",),
+                 dtype="float16", shard_size=2048, batch_size=64, root=None,
+                 run_eagerly=False):
+        if dtype not in ("float16", "float32"):
+            raise KdplugError(f"cache dtype must be float16 or float32, got {dtype!r}")
+        if int(shard_size) < 1 or int(batch_size) < 1:
+            raise KdplugError("cache shard_size and batch_size must be >= 1")
+        if len(examples) == 0:
+            raise KdplugError("TeacherCache: no examples to run the teacher on")
+        taps = sorted(set(taps))
+        if not taps:
+            raise KdplugError("TeacherCache needs at least one tap name")
+        available = getattr(teacher, "available_taps", None)
+        if available is not None:
+            unknown = sorted(set(taps) - set(available()))
+            if unknown:
+                raise KdplugError(
+                    f"the teacher has no tap(s) {unknown}; it offers "
+                    f"{', '.join(available())}"
+                )
+        elif taps != ["logits"] and not hasattr(teacher, "taps"):
+            raise KdplugError(
+                f"the teacher has no taps() method, so only 'logits' can be "
+                f"cached (asked for {taps})"
+            )
+        self.teacher = teacher
+        self.encoder = encoder
+        self.examples = examples
+        self.taps = taps
+        self.dtype = dtype
+        self.shard_size = int(shard_size)
+        self.batch_size = int(batch_size)
+        self.root = root or os.path.join(cache_root(), "outputs")
+        self.run_eagerly = bool(run_eagerly)
+        _warn_if_special_tokens_split(encoder, examples)
+        self.components = self._components()
+        self.key = fingerprint(self.components)
+        self.path = os.path.join(self.root, self.key)
+        self._forward = None
+
+    # ----------------------------------------------------------------- layout
+    @property
+    def num_examples(self):
+        return len(self.examples)
+
+    @property
+    def num_shards(self):
+        return max(1, -(-self.num_examples // self.shard_size))
+
+    def shard_range(self, index):
+        start = index * self.shard_size
+        return start, min(start + self.shard_size, self.num_examples)
+
+    def shard_path(self, index):
+        return os.path.join(self.path, SHARD.format(index))
+
+    def is_complete(self):
+        """True when every shard and the manifest are on disk."""
+        manifest = storage.read_json(os.path.join(self.path, MANIFEST))
+        return bool(manifest) and manifest.get("key") == self.key and all(
+            os.path.isfile(os.path.join(self.path, s["file"]))
+            for s in manifest.get("shards", [])
+        )
+
+    def disk_size(self):
+        """Bytes used by this entry on disk (0 when absent)."""
+        return storage.dir_size(self.path)
+
+    # -------------------------------------------------------------- compute
+    def precompute(self, on_shard=None):
+        """Computes the shards that are not on disk yet, then the manifest.
+
+        Args:
+            on_shard: optional `fn(index, num_shards)` called after each newly
+                written shard; an exception raised there stops the run and
+                leaves the finished shards for the next call to reuse.
+
+        Returns:
+            A dict: `key`, `path`, `bytes` (disk size), `computed` and
+            `reused` (shard indices), `cached` (True if nothing was
+            computed) and `seconds`.
+        """
+        start = time.perf_counter()
+        if self.is_complete():
+            size = self.disk_size()
+            log.info(f"teacher cache: hit {self.key} "
+                     f"({self.num_examples} examples, {format_size(size)})")
+            return self._result([], list(range(self.num_shards)), size, start)
+        os.makedirs(self.path, exist_ok=True)
+        storage.remove_stale_temporaries(self.path)
+        if os.path.exists(os.path.join(self.path, MANIFEST)):
+            os.remove(os.path.join(self.path, MANIFEST))  # names a lost shard
+        info_path = os.path.join(self.path, INFO)
+        if not os.path.isfile(info_path):
+            _write_json(info_path, self._info())
+        missing = []
+        reused = []
+        for index in range(self.num_shards):
+            lo, hi = self.shard_range(index)
+            if self._valid_shard(self.shard_path(index), hi - lo):
+                reused.append(index)
+            else:
+                missing.append(index)
+        computed = []
+        for index, arrays in self._missing_shards(missing):
+            storage.write_npz(self.shard_path(index), arrays)
+            computed.append(index)
+            log.info(f"teacher cache: shard {index + 1}/{self.num_shards} "
+                     f"({len(arrays[self.taps[0]])} examples) written")
+            if on_shard is not None:
+                on_shard(index, self.num_shards)
+        shard_rows = []
+        for index in range(self.num_shards):
+            lo, hi = self.shard_range(index)
+            shard_rows.append({
+                "file": os.path.basename(self.shard_path(index)),
+                "start": lo,
+                "stop": hi,
+                "bytes": os.path.getsize(self.shard_path(index)),
+            })
+        manifest = dict(self._info(), shards=shard_rows,
+                        tap_shapes=self._tap_shapes(), complete=True)
+        manifest["bytes"] = sum(s["bytes"] for s in shard_rows)
+        _write_json(os.path.join(self.path, MANIFEST), manifest)
+        size = self.disk_size()
+        log.info(f"teacher cache: stored {self.key} ({len(computed)} shard(s) "
+                 f"computed, {len(reused)} reused, {format_size(size)} on disk)")
+        return self._result(computed, reused, size, start)
+
+    def load(self):
+        """The cached taps as `{"teacher/<tap>": float32 array}`.
+
+        Row `i` of every array belongs to `examples[i]`, so the dict can be
+        passed as `extra=` to `TextEncoder.dataset()`.
+        """
+        manifest = storage.read_json(os.path.join(self.path, MANIFEST))
+        if not manifest or manifest.get("key") != self.key:
+            raise KdplugError(
+                f"teacher cache {self.key} is not complete at {self.path}; "
+                "call precompute() (or get()) first"
+            )
+        shapes = manifest["tap_shapes"]
+        out = {
+            tap: np.empty((self.num_examples, *shapes[tap]), dtype="float32")
+            for tap in self.taps
+        }
+        for shard in manifest["shards"]:
+            with np.load(os.path.join(self.path, shard["file"])) as data:
+                for tap in self.taps:
+                    out[tap][shard["start"]:shard["stop"]] = data[tap]
+        return {keys.teacher_key(tap): value for tap, value in out.items()}
+
+    def get(self, on_shard=None):
+        """`precompute()` (a no-op when complete), then `load()`."""
+        self.precompute(on_shard=on_shard)
+        return self.load()
+
+    # -------------------------------------------------------------- helpers
+    def _missing_shards(self, missing):
+        """Yields `(index, {tap: array})` for the given shards, in order.
+
+        One tokenising pipeline runs over all the missing examples (tracing a
+        `tf.data` map per shard would cost more than small shards' forward
+        passes); rows are cut back into shards as the batches arrive.
+        """
+        if not missing:
+            return
+        ranges = [self.shard_range(i) for i in missing]
+        ex = self.examples
+        take = np.concatenate([np.arange(lo, hi) for lo, hi in ranges])
+        part = Examples(
+            [ex.texts[i] for i in take],
+            np.asarray(ex.labels)[take],
+            None if ex.pairs is None else [ex.pairs[i] for i in take],
+            ex.source,
+        )
+        pending = {tap: [] for tap in self.taps}
+        rows = 0
+        queue = list(zip(missing, ranges))
+        for result in self._outputs(part):
+            for tap in self.taps:
+                pending[tap].append(
+                    keras.ops.convert_to_numpy(result[tap]).astype(self.dtype)
+                )
+            rows += int(keras.ops.shape(result[self.taps[0]])[0])
+            while queue and rows >= queue[0][1][1] - queue[0][1][0]:
+                index, (lo, hi) = queue.pop(0)
+                n = hi - lo
+                joined = {t: np.concatenate(v, axis=0) for t, v in pending.items()}
+                yield index, {t: v[:n] for t, v in joined.items()}
+                pending = {t: [v[n:]] for t, v in joined.items()}
+                rows -= n
+
+    def _outputs(self, part):
+        """Yields the teacher's taps batch by batch."""
+        if self.run_eagerly:
+            for i in range(0, len(part), self.batch_size):
+                texts = tf.constant(part.texts[i:i + self.batch_size])
+                pairs = None if part.pairs is None else tf.constant(
+                    part.pairs[i:i + self.batch_size])
+                yield self._taps(self.encoder(texts, pairs))
+            return
+        if self._forward is None:
+            self._forward = tf.function(self._taps, jit_compile=True)
+        for x, _ in self.encoder.dataset(part, self.batch_size):
+            yield self._forward(x)
+
+    def _taps(self, x):
+        if hasattr(self.teacher, "taps"):
+            return self.teacher.taps(x, self.taps, training=False)
+        return {"logits": self.teacher(x, training=False)}
+
+    def _tap_shapes(self):
+        with np.load(self.shard_path(0)) as data:
+            return {tap: list(data[tap].shape[1:]) for tap in self.taps}
+
+    def _valid_shard(self, path, rows):
+        if not os.path.isfile(path):
+            return False
+        try:
+            with np.load(path) as data:
+                return all(
+                    tap in data.files
+                    and data[tap].shape[0] == rows
+                    and data[tap].dtype == np.dtype(self.dtype)
+                    for tap in self.taps
+                )
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile):
+            return False
+
+    def _components(self):
+        return {
+            "format": FORMAT_VERSION,
+            "teacher": teacher_fingerprint(self.teacher),
+            "data": examples_fingerprint(self.examples),
+            "preprocessing": encoder_fingerprint(self.encoder),
+            "taps": self.taps,
+            "dtype": self.dtype,
+            "shard_size": self.shard_size,
+        }
+
+    def _info(self):
+        return {
+            "key": self.key,
+            "format": FORMAT_VERSION,
+            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(
+                timespec="seconds"),
+            "num_examples": self.num_examples,
+            "num_shards": self.num_shards,
+            "taps": self.taps,
+            "dtype": self.dtype,
+            "sequence_length": self.encoder.sequence_length,
+            "teacher": type(self.teacher).__name__,
+            "source": self.examples.source,
+            "components": self.components,
+        }
+
+    def _result(self, computed, reused, size, start):
+        return {
+            "key": self.key,
+            "path": self.path,
+            "bytes": size,
+            "computed": computed,
+            "reused": reused,
+            "cached": not computed,
+            "seconds": time.perf_counter() - start,
+        }
+
+
+def _warn_if_special_tokens_split(encoder, examples):
+    """Augmented texts carry "[MASK]"; a tokenizer that splits it into
+    "[", "mask", "]" shows the teacher three word pieces instead."""
+    tokenizer = encoder.tokenizer
+    if getattr(tokenizer, "special_tokens_in_strings", True):
+        return
+    mask = getattr(tokenizer, "mask_token", None) or "[MASK]"
+    texts = examples.texts + (examples.pairs or [])
+    if any(mask in str(t) for t in texts):
+        warnings.warn(
+            f"some texts contain {mask!r} but the tokenizer splits it into word "
+            f"pieces; build it with special_tokens_in_strings=True (e.g. "
+            f"BertTokenizer.from_preset(dir, special_tokens_in_strings=True)) "
+            f"so that the teacher sees its mask token", stacklevel=3)
+
+
+def _write_json(path, obj):
+    storage.write_json(path, obj, indent=1, sort_keys=True)

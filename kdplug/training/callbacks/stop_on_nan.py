@@ -1,0 +1,53 @@
+"""`StopOnNaN`: a non-finite loss stops the run with a clear error."""
+
+import math
+
+import keras
+
+from kdplug.errors import TrainingError
+
+
+class StopOnNaN(keras.callbacks.Callback):
+    """Stops training with a clear error when the loss becomes NaN or Inf.
+
+    Unlike `keras.callbacks.TerminateOnNaN` it raises `TrainingError`, so a
+    run cannot end "successfully" with a broken model; the last checkpoint
+    written by `BackupAndRestore` (end of the last good epoch) is kept.
+
+    Args:
+        stage: the stage name, for the message.
+        checkpoint_dir: where the last good checkpoint lives, for the message.
+
+    Examples:
+
+    ```python
+    model.fit(ds, callbacks=[StopOnNaN("distill", "runs/x/backup")])
+    ```
+    """
+
+    def __init__(self, stage="train", checkpoint_dir=None):
+        super().__init__()
+        self.stage = stage
+        self.checkpoint_dir = checkpoint_dir
+        self._epoch = 0
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is None:
+            return
+        loss = float(loss)
+        if math.isfinite(loss):
+            return
+        self.model.stop_training = True
+        where = (
+            f"; the last good checkpoint is kept in {self.checkpoint_dir}"
+            if self.checkpoint_dir else ""
+        )
+        raise TrainingError(
+            f"stage {self.stage!r}: loss became {loss} at epoch "
+            f"{self._epoch + 1}, batch {batch + 1}{where}. Lower "
+            "training.learning_rate or check the data."
+        )

@@ -1,0 +1,194 @@
+"""`Distiller`: the Keras model that trains a student against a teacher."""
+
+import keras
+import tensorflow as tf
+from keras import ops
+
+from kdplug import keys
+from kdplug.errors import KdplugError
+from kdplug.training.clipping import clip_across_replicas
+from kdplug.training.metrics import update_step_metrics
+
+
+@keras.saving.register_keras_serializable(package="kdplug")
+class Distiller(keras.Model):
+    """Trains a student against a frozen teacher with weighted loss terms.
+
+    `train_step` reads the teacher's taps from the batch when they were
+    precomputed (keys `"teacher/<tap>"`, e.g. from the teacher-output cache),
+    otherwise runs the frozen teacher with `training=False` outside the
+    gradient tape. It then runs the student once, asks every `Term` for a
+    per-example loss, and minimises `sum_k weight_k * sum_i loss_ki / B` where
+    `B` is the *global* batch size: under a `tf.distribute` strategy each
+    replica divides its local sum by `local_batch * num_replicas_in_sync`,
+    exactly as Keras' `sum_over_batch_size` losses do. Logged values (`loss`
+    and one entry per term) are per-example means.
+
+    `call()` returns the student's output, so `predict()` and `evaluate()`
+    behave like the student's. Metrics passed to `compile()` compare the
+    student's logits with the gold labels (unlabelled examples, label `-1`,
+    are masked out).
+
+    Args:
+        student: a model with `taps(inputs, names, training)` (e.g.
+            `kdplug.models.BertClassifier`).
+        teacher: a model with the same `taps()` API, or None when every batch
+            carries the teacher's outputs.
+        terms: a list of `kdplug.terms.Term`.
+
+    Examples:
+
+    ```python
+    distiller = Distiller(
+        student, teacher,
+        terms=[SoftTargetCrossEntropy(temperature=2.0, weight=0.5),
+               HardLabelCrossEntropy(weight=0.5)])
+    distiller.compile(optimizer="adamw", metrics=["accuracy"])
+    distiller.fit(train_ds, validation_data=val_ds, epochs=3)
+    distiller.student.save("student.keras")
+    ```
+    """
+
+    def __init__(self, student, teacher=None, terms=(), **kwargs):
+        super().__init__(**kwargs)
+        self.student = student
+        self.teacher = teacher
+        if teacher is not None:
+            teacher.trainable = False
+        self.terms = list(terms)
+        if not self.terms:
+            raise KdplugError("a Distiller needs at least one loss term")
+        names = [t.name for t in self.terms]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise KdplugError(f"loss term names must be unique: {duplicates}")
+        self.teacher_tap_names = sorted(
+            set().union(*(t.required_teacher_taps() for t in self.terms))
+        )
+        self.student_tap_names = sorted(
+            set().union(*(t.required_student_taps() for t in self.terms))
+            | {"logits"}
+        )
+        self.loss_tracker = keras.metrics.Mean(name="loss")
+        self.term_trackers = [keras.metrics.Mean(name=n) for n in names]
+        # Student, teacher and terms create their weights when constructed, so
+        # the Distiller is built (checkpoint callbacks require that).
+        self.built = all(m.built for m in (student, teacher) if m is not None)
+
+    def compile(self, optimizer="adamw", metrics=None, **kwargs):
+        """Like `keras.Model.compile` (no `loss`: the terms are the loss).
+
+        The optimizer is built for the trainable weights right away, so the
+        first `fit` traces the train step once and checkpoints can restore
+        optimizer state.
+        """
+        super().compile(optimizer=optimizer, metrics=metrics, **kwargs)
+        self.optimizer.build(self.trainable_variables)
+
+    def compile_from_config(self, config):
+        self.compile(**keras.saving.deserialize_keras_object(config))
+
+    @property
+    def metrics(self):
+        metrics = [self.loss_tracker, *self.term_trackers]
+        if self.compiled and self._compile_metrics is not None:
+            metrics.append(self._compile_metrics)
+        return metrics
+
+    def call(self, inputs, training=False):
+        return self.student(inputs, training=training)
+
+    def teacher_taps(self, x):
+        """The teacher's taps for a batch: cached in `x` or computed."""
+        cached = keys.teacher_taps(x)
+        if cached:
+            missing = set(self.teacher_tap_names) - set(cached)
+            if missing:
+                raise KdplugError(
+                    f"the batch carries cached teacher outputs {sorted(cached)}"
+                    f" but the loss terms also need {sorted(missing)}"
+                )
+            return {n: cached[n] for n in self.teacher_tap_names}
+        if not self.teacher_tap_names:
+            return {}
+        if self.teacher is None:
+            raise KdplugError(
+                "no teacher model and no cached teacher outputs in the batch"
+            )
+        taps = self.teacher.taps(x, self.teacher_tap_names, training=False)
+        return {k: ops.stop_gradient(v) for k, v in taps.items()}
+
+    def compute_terms(self, x, y, sample_weight, training):
+        """Returns `(total, per_term, student_taps)`.
+
+        `total` is the replica-local contribution to the global-batch mean;
+        `per_term` maps each term to its unweighted per-example losses.
+        """
+        teacher = self.teacher_taps(x)
+        student = self.student.taps(x, self.student_tap_names, training=training)
+        batch = dict(x)
+        batch[keys.LABELS] = y if y is not None else ops.full(
+            ops.shape(student["logits"])[:1], -1, dtype="int32"
+        )
+        per_term = [ops.cast(t(teacher, student, batch), "float32") for t in self.terms]
+        weighted = sum(
+            ops.cast(t.weight, "float32") * loss for t, loss in zip(self.terms, per_term)
+        )
+        if sample_weight is not None:
+            weighted = weighted * ops.cast(sample_weight, "float32")
+        local_batch = ops.cast(ops.shape(weighted)[0], "float32")
+        replicas = tf.distribute.get_strategy().num_replicas_in_sync
+        total = ops.sum(weighted) / (local_batch * replicas)
+        return total, per_term, weighted, student
+
+    def train_step(self, data):
+        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+        with tf.GradientTape() as tape:
+            total, per_term, weighted, student = self.compute_terms(
+                x, y, sample_weight, training=True
+            )
+            scaled = self.optimizer.scale_loss(total)
+        variables = self.trainable_variables
+        grads = tape.gradient(scaled, variables)
+        pairs = [(g, v) for g, v in zip(grads, variables) if g is not None]
+        if not pairs:
+            raise KdplugError("no trainable weight receives a gradient")
+        # Several replicas: clip the all-reduced gradient, as one device would
+        # (Keras clips each replica's share before summing).
+        grads = clip_across_replicas(self.optimizer, [g for g, _ in pairs])
+        self.optimizer.apply(grads, [v for _, v in pairs])
+        return self._update_metrics(y, sample_weight, per_term, weighted, student)
+
+    def test_step(self, data):
+        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+        _, per_term, weighted, student = self.compute_terms(
+            x, y, sample_weight, training=False
+        )
+        return self._update_metrics(y, sample_weight, per_term, weighted, student)
+
+    def _update_metrics(self, y, sample_weight, per_term, weighted, student):
+        compiled = [] if self._compile_metrics is None else [self._compile_metrics]
+        update_step_metrics(self.loss_tracker, self.term_trackers, compiled, y,
+                            sample_weight, per_term, weighted, student["logits"])
+        return self.get_metrics_result()
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "student": keras.saving.serialize_keras_object(self.student),
+                "teacher": keras.saving.serialize_keras_object(self.teacher),
+                "terms": [keras.saving.serialize_keras_object(t) for t in self.terms],
+            }
+        )
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["student"] = keras.saving.deserialize_keras_object(config["student"])
+        config["teacher"] = keras.saving.deserialize_keras_object(config["teacher"])
+        config["terms"] = [
+            keras.saving.deserialize_keras_object(t) for t in config["terms"]
+        ]
+        return cls(**config)

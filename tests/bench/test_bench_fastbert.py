@@ -1,0 +1,51 @@
+"""bench/fastbert.py: the smoke mode end to end, and its Markdown section."""
+
+import os
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture(scope="module")
+def bench(bench_script):
+    return bench_script("fastbert")
+
+
+OTHER = ("# Benchmark results\n\nIntro written by hand.\n\n"
+         "<!-- quality:start -->\nquality table\n<!-- quality:end -->\n\nOutro.\n")
+
+
+def test_smoke_run_writes_png_and_section(bench, tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "results.md").write_text(OTHER)
+    out = bench.run(bench.parse_args([
+        "--smoke", "--output-dir", str(tmp_path / "run"), "--docs", str(docs)]))
+    curve = out["curve"]
+    assert curve["batch_sizes"] == [16, 4]
+    layers = [r["avg_layers"] for r in curve["rows"]]
+    assert layers[0] == 3.0 and layers[-1] == 1.0  # speed 0 and 1
+    assert layers == sorted(layers, reverse=True)
+    loss = out["report"]["history"]["self_distill"]["loss"]
+    assert len(loss) == 1  # one self-distillation epoch
+    assert "export" not in out["report"]
+    with open(docs / "img" / "fastbert_curve.png", "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    text = (docs / "results.md").read_text()
+    before, rest = text.split(bench.START)
+    section, after = rest.split(bench.END)
+    # Everything outside the fastbert markers is untouched.
+    assert before == OTHER.rstrip("\n") + "\n\n" and after == "\n"
+    assert "**Smoke run**" in section
+    assert "| full model |" in section and "(batch 4)" in section
+    assert section.count("\n| 0.") == 10 and "\n| 1.00 |" in section
+    assert "](img/fastbert_curve.png)" in section
+
+
+def test_real_mode_defaults(bench):
+    args = bench.parse_args([])
+    assert args.docs == os.path.join(ROOT, "docs")
+    assert args.batch_sizes == [64, 16] and args.epochs == 1
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--batch-sizes", "1"])

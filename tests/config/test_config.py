@@ -1,0 +1,134 @@
+import pathlib
+
+import pytest
+import yaml
+
+from kdplug import ConfigError
+from kdplug.config import config_from_dict
+from kdplug.config import load_config
+
+ROOT = pathlib.Path(__file__).parents[2]
+
+
+def base():
+    return {
+        "name": "t",
+        "data": {"path": "data.tsv"},
+        "teacher": {"source": "some/dir"},
+        "method": {"name": "kd"},
+    }
+
+
+def error_for(doc, tmp_path):
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump(doc) if not isinstance(doc, str) else doc)
+    with pytest.raises(ConfigError) as info:
+        load_config(str(path))
+    return info.value, str(path)
+
+
+def test_every_shipped_config_validates():
+    configs = sorted((ROOT / "configs").glob("*.yaml"))
+    assert configs
+    for path in configs:
+        load_config(str(path))
+
+
+def test_defaults_come_from_method_and_student_plugins():
+    config = config_from_dict(base())
+    assert config.method_config.temperature == 2.0
+    assert config.student.name == "truncated"
+    assert config.student_config.layers == "every_other"
+    assert config.training.batch_size == 32
+
+
+def test_unknown_top_level_key_suggests(tmp_path):
+    doc = base()
+    doc["trainng"] = {}
+    err, path = error_for(doc, tmp_path)
+    assert err.file == path and err.field == "trainng"
+    assert "did you mean 'training'" in str(err)
+
+
+def test_unknown_nested_key_names_dotted_path(tmp_path):
+    doc = base()
+    doc["training"] = {"batch_sise": 8}
+    err, _ = error_for(doc, tmp_path)
+    assert err.field == "training.batch_sise"
+    assert "did you mean 'batch_size'" in str(err)
+
+
+def test_unknown_method_option_is_checked_against_plugin_config(tmp_path):
+    doc = base()
+    doc["method"]["temprature"] = 3
+    err, _ = error_for(doc, tmp_path)
+    assert err.field == "method.temprature" and "'temperature'" in str(err)
+
+
+def test_unknown_plugin_name_suggests(tmp_path):
+    doc = base()
+    doc["method"]["name"] = "kdd"
+    err, _ = error_for(doc, tmp_path)
+    assert err.field == "method.name" and "did you mean 'kd'" in str(err)
+    doc = base()
+    doc["student"] = {"kind": "truncatd"}
+    err, _ = error_for(doc, tmp_path)
+    assert err.field == "student.kind" and "'truncated'" in str(err)
+
+
+@pytest.mark.parametrize(
+    "section,key,value,message",
+    [
+        ("training", "epochs", "three", "expected an integer"),
+        ("training", "epochs", 0, "epochs must be >= 1"),
+        ("training", "jit_compile", "yes", "expected true or false"),
+        ("training", "learning_rate", -1.0, "learning_rate must be > 0"),
+        ("data", "sequence_length", 2, "sequence_length"),
+        ("data", "bad_rows", "ignore", "must be one of 'error', 'skip'"),
+        ("method", "alpha", 1.5, "alpha must be in [0, 1]"),
+    ],
+)
+def test_bad_values_name_field_and_value(tmp_path, section, key, value, message):
+    doc = base()
+    doc.setdefault(section, {})[key] = value
+    err, path = error_for(doc, tmp_path)
+    text = str(err)
+    assert path in text and message in text
+    assert section in text
+
+
+@pytest.mark.parametrize("pipeline,message", [
+    ({"length_chunks": 0}, "length_chunks must be >= 1, got 0"),
+    ({"dtype": "int8"}, "must be one of 'auto', 'float32'"),
+    ({"trim_pading": True}, "'trim_padding'"),
+])
+def test_bad_teacher_pipeline_names_the_field(tmp_path, pipeline, message):
+    doc = base()
+    doc["teacher"]["pipeline"] = pipeline
+    err, path = error_for(doc, tmp_path)
+    assert path in str(err) and message in str(err)
+    assert "teacher.pipeline" in str(err)
+
+
+def test_missing_required_field(tmp_path):
+    doc = base()
+    del doc["teacher"]
+    err, _ = error_for(doc, tmp_path)
+    assert err.field == "teacher" and "required" in str(err)
+
+
+def test_invalid_yaml_and_missing_file(tmp_path):
+    err, path = error_for("name: [unclosed\n", tmp_path)
+    assert "invalid YAML" in str(err) and path in str(err)
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_config(str(tmp_path / "nope.yaml"))
+    err, _ = error_for("- just\n- a list\n", tmp_path)
+    assert "mapping" in str(err)
+
+
+def test_paths_resolve_relative_to_the_config_file(tmp_path):
+    path = tmp_path / "sub" / "exp.yaml"
+    path.parent.mkdir()
+    path.write_text(yaml.safe_dump(base()))
+    config = load_config(str(path))
+    assert config.resolve_path(config.data.path) == str(tmp_path / "sub" / "data.tsv")

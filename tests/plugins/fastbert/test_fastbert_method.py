@@ -1,0 +1,183 @@
+import os
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from kdplug import Distiller
+from kdplug import testing
+from kdplug.config import load_config
+from kdplug.errors import KdplugError
+from kdplug.plugin.manager import PluginManager
+from kdplug.testing.toy_config import write_toy_config
+from kdplug_plugins.fastbert.early_exit_classifier import EarlyExitBertClassifier
+from kdplug_plugins.fastbert.fastbert_method import FastBERTMethod
+from kdplug_plugins.fastbert.speed_curve import fastbert_curve
+from kdplug_plugins.fastbert.speed_curve import markdown_table
+from kdplug_plugins.fastbert.testing import spread_branch_confidences
+from kdplug_plugins.students.truncated import TruncatedStudent
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+@pytest.fixture(scope="module")
+def teacher():
+    t = testing.tiny_bert_classifier(num_layers=3, seed=2)
+    t.trainable = False  # as the trainer leaves a fine-tuned teacher
+    return t
+
+
+def build(teacher, **options):
+    method = FastBERTMethod(FastBERTMethod.Config(branch_dropout=0.0, **options))
+    student = method.build_student(teacher, TruncatedStudent(), num_classes=2)
+    return method, student
+
+
+def test_registered_and_config_validates():
+    pm = PluginManager()
+    assert pm.methods.get("fastbert") is FastBERTMethod
+    cfg = load_config(os.path.join(ROOT, "configs", "fastbert.yaml"))
+    assert cfg.method.name == "fastbert"
+    assert cfg.method_config.branch_dim == 128
+    assert cfg.method_config.data == "unlabelled"
+    assert cfg.method_config.curve_batch_sizes is None
+    with pytest.raises(ValueError):
+        FastBERTMethod.Config(branch_dim=0)
+    with pytest.raises(ValueError, match="curve_speeds"):
+        FastBERTMethod.Config(curve_speeds=[0.5, 1.5])
+    with pytest.raises(ValueError, match="curve_batch_sizes"):
+        FastBERTMethod.Config(curve_batch_sizes=[0])
+
+
+def test_student_is_a_trainable_copy_of_the_teacher(teacher):
+    method, student = build(teacher, branch_dim=8)
+    assert isinstance(student, EarlyExitBertClassifier)
+    assert student.branches[0].hidden_dim == 8
+    assert not student.non_trainable_weights  # frozen teacher config not reused
+    for a, b in zip(teacher.weights, student.bert.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    with pytest.raises(KdplugError, match="classes"):
+        method.build_student(teacher, TruncatedStudent(), num_classes=3)
+    (stage,) = method.stages(teacher, student)
+    assert stage.name == "self_distill" and stage.data == "unlabelled"
+    (term,) = stage.terms
+    assert term.name == "self_distill"
+    assert term.required_teacher_taps() == set()
+    assert term.required_student_taps() == {
+        "logits", "branch_logits/1", "branch_logits/2"}
+
+
+def test_self_distillation_trains_only_the_branches(teacher):
+    method, student = build(teacher)
+    (stage,) = method.stages(teacher, student)
+    student.trainable = True
+    stage.trainable(student)
+    assert not student.bert.trainable
+    assert all(b.trainable for b in student.branches)
+    bert_before = [w.numpy().copy() for w in student.bert.weights]
+    branch_before = [w.numpy().copy() for b in student.branches for w in b.weights]
+    x, _ = testing.toy_arrays(num_examples=64, seed=1)
+    unlabelled = np.full(64, -1, "int32")  # labels are not used
+    ds = tf.data.Dataset.from_tensor_slices((x, unlabelled)).batch(16)
+    # No teacher model: the term reads the frozen final classifier's logits
+    # from the student's own taps.
+    distiller = Distiller(student, None, stage.terms)
+    distiller.compile(optimizer=keras.optimizers.Adam(1e-2))
+    history = distiller.fit(ds, epochs=6, verbose=0, shuffle=False).history
+    losses = history["loss"]
+    assert losses[-1] < 0.5 * losses[0], losses
+    for a, w in zip(bert_before, student.bert.weights):
+        np.testing.assert_array_equal(a, w.numpy())
+    changed = [not np.allclose(a, w.numpy())
+               for a, w in zip(branch_before,
+                               [w for b in student.branches for w in b.weights])]
+    assert all(changed)
+    # The branches now agree with the final classifier on most examples.
+    taps = student.taps(x, ["branch_logits/2", "logits"])
+    agree = np.mean(np.argmax(taps["branch_logits/2"], -1)
+                    == np.argmax(taps["logits"], -1))
+    assert agree >= 0.9
+
+
+@pytest.fixture
+def spread_student(teacher):
+    """A student whose branch confidences vary between the `toy_arrays(48,
+    seed=4)` examples, so they exit at different layers."""
+    _, student = build(teacher)
+    x, y = testing.toy_arrays(num_examples=48, seed=4)
+    return spread_branch_confidences(student, x), x, y
+
+
+def test_speed_curve(spread_student, tmp_path):
+    student, x, y = spread_student
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(16)
+    speeds = [0.0, 0.2, 0.5, 0.8, 1.0]
+    result = fastbert_curve(student, ds, speeds=speeds, output_dir=str(tmp_path))
+    rows = result["rows"]
+    assert [r["speed"] for r in rows] == speeds
+    assert result["batch_sizes"] == [16]
+    layers = [r["avg_layers"] for r in rows]
+    assert layers[0] == 3.0 and layers[-1] == 1.0
+    assert all(a >= b for a, b in zip(layers, layers[1:]))
+    assert 1.0 < layers[2] < 3.0
+    assert result["full"]["avg_layers"] == 3.0
+    # Speed 0 is the full model.
+    assert rows[0]["accuracy"] == pytest.approx(result["full"]["accuracy"])
+    for r in [result["full"], *rows]:
+        assert 0.0 <= r["accuracy"] <= 1.0 and r["examples_per_s"] > 0
+    assert all(r["speedup"] > 0 for r in rows)
+    png, md = result["paths"]["png"], result["paths"]["markdown"]
+    with open(png, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    table = open(md).read()
+    assert "| full model |" in table and table.count("\n| 0.") == 4
+    assert "| 1.00 |" in table
+
+
+def test_speed_curve_at_several_batch_sizes(spread_student, tmp_path):
+    student, x, y = spread_student
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(16)
+    one = fastbert_curve(student, ds, speeds=[0.0, 0.5, 1.0])
+    result = fastbert_curve(student, ds, speeds=[0.0, 0.5, 1.0],
+                            batch_sizes=[16, 5], rounds=2,
+                            output_dir=str(tmp_path))
+    assert result["batch_sizes"] == [16, 5]
+    # Re-batching changes the speed, not the examples' exits.
+    for a, b in zip(one["rows"], result["rows"]):
+        assert a["avg_layers"] == b["avg_layers"]
+        assert a["accuracy"] == b["accuracy"]
+    for r in [result["full"], *result["rows"]]:
+        assert set(r["throughput"]) == {"16", "5"}
+        assert all(t["examples_per_s"] > 0 and t["speedup"] > 0
+                   for t in r["throughput"].values())
+        assert r["examples_per_s"] == r["throughput"]["16"]["examples_per_s"]
+    assert result["full"]["throughput"]["5"]["speedup"] == pytest.approx(1.0)
+    table = markdown_table(result)
+    assert "| examples/s (batch 16) | speed-up (batch 16) | examples/s (batch 5) |" in table
+    assert table.splitlines()[1] == "|---|---|---|---|---|---|---|"
+    assert table.splitlines()[2].startswith("| full model |")
+    assert table.splitlines()[2].endswith("| 1.00x |")
+
+
+@pytest.mark.slow
+def test_kdplug_run_end_to_end(tmp_path):
+    from kdplug.run.experiment import Experiment
+
+    path = write_toy_config(tmp_path, {"name": "fastbert", "branch_dim": 8},
+                            num_examples=160)
+    report = Experiment(load_config(path)).run()
+    loss = report["history"]["self_distill"]["loss"]
+    assert loss[-1] < loss[0]
+    curve = report["method_evaluation"]["fastbert_curve"]
+    assert os.path.isfile(curve["paths"]["png"])
+    avg_layers = [row["avg_layers"] for row in curve["rows"]]
+    assert avg_layers == sorted(avg_layers, reverse=True)
+    # The backbone and final classifier are the fine-tuned teacher's, frozen.
+    assert report["student"]["accuracy"] == pytest.approx(
+        report["teacher"]["accuracy"])
+    saved = keras.saving.load_model(str(tmp_path / "runs" / "toy" / "student.keras"))
+    assert isinstance(saved, EarlyExitBertClassifier)
+    x, _ = testing.toy_batch(4, vocabulary_size=20)
+    logits, layers = saved.predict_adaptive(x, 0.0)
+    assert logits.shape == (4, 2) and layers.tolist() == [2, 2, 2, 2]

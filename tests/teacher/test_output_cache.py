@@ -1,0 +1,333 @@
+"""Teacher-output cache: keys, hits, resumption, and training parity."""
+
+import json
+import os
+
+import keras
+import keras_hub
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from kdplug import testing
+from kdplug.data import Examples
+from kdplug.data import TextEncoder
+from kdplug.data.transfer_set import AugmentStep
+from kdplug.data.transfer_set import build_transfer_set
+from kdplug.errors import KdplugError
+from kdplug.teacher import cache_admin as cache_mod
+from kdplug.teacher.output_cache import TeacherCache
+from kdplug.terms import HardLabelCrossEntropy
+from kdplug.terms import SoftTargetCrossEntropy
+from kdplug.training.distiller import Distiller
+from kdplug_plugins.augmenters.mask import MaskAugmenter
+
+SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+WORDS = ("a the movie film plot actor story was is great good bad dull "
+         "boring fun funny long short and but not very it this").split()
+VOCAB = SPECIAL + WORDS + [".", ","]
+SEQ = 12
+
+
+def eager_cache(*args, **kwargs):
+    """A cache that runs the tiny teacher eagerly (no tracing: fast tests)."""
+    kwargs.setdefault("run_eagerly", True)
+    return TeacherCache(*args, **kwargs)
+
+
+def make_examples(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    texts = [
+        " ".join(rng.choice(WORDS, size=rng.integers(3, 9))) + "."
+        for _ in range(n)
+    ]
+    return Examples(texts, rng.integers(0, 2, size=n).astype("int32"), source="toy")
+
+
+def make_encoder(sequence_length=SEQ, special_tokens_in_strings=True):
+    # special_tokens_in_strings: "[MASK]" in augmented text is the mask token.
+    tokenizer = keras_hub.tokenizers.BertTokenizer(
+        vocabulary=VOCAB, lowercase=True,
+        special_tokens_in_strings=special_tokens_in_strings)
+    return TextEncoder(tokenizer, sequence_length)
+
+
+def make_teacher(seed=0):
+    return testing.tiny_bert_classifier(
+        seed=seed, num_layers=2, vocabulary_size=len(VOCAB))
+
+
+@pytest.fixture(scope="module")
+def teacher():
+    return make_teacher()
+
+
+@pytest.fixture(scope="module")
+def encoder():
+    return make_encoder()
+
+
+@pytest.fixture(scope="module")
+def examples():
+    return make_examples()
+
+
+def online_taps(teacher, encoder, examples, taps):
+    out = {t: [] for t in taps}
+    for x, _ in encoder.dataset(examples, 16):
+        result = teacher.taps(x, taps, training=False)
+        for t in taps:
+            out[t].append(keras.ops.convert_to_numpy(result[t]))
+    return {t: np.concatenate(v) for t, v in out.items()}
+
+
+def test_miss_then_hit_and_values_match_the_teacher(tmp_path, teacher, encoder,
+                                                     examples):
+    taps = ["logits", "hidden/1", "attention/2"]
+    # The default path: tf.data tokenisation and a traced forward pass.
+    first = TeacherCache(teacher, encoder, examples, taps, dtype="float32",
+                         shard_size=16, batch_size=12, root=str(tmp_path))
+    info = first.precompute()
+    assert info["cached"] is False and info["computed"] == [0, 1, 2]
+    assert info["bytes"] == first.disk_size() > 0
+    second = eager_cache(teacher, encoder, examples, taps, dtype="float32",
+                         shard_size=16, batch_size=12, root=str(tmp_path))
+    assert second.key == first.key
+    again = second.precompute()
+    assert again["cached"] is True and again["computed"] == []
+    loaded = second.load()
+    assert sorted(loaded) == ["teacher/attention/2", "teacher/hidden/1",
+                              "teacher/logits"]
+    expected = online_taps(teacher, encoder, examples, taps)
+    assert loaded["teacher/logits"].shape == (40, 2)
+    assert loaded["teacher/hidden/1"].shape == (40, SEQ, 16)
+    assert loaded["teacher/attention/2"].shape == (40, 2, SEQ, SEQ)
+    for tap in taps:
+        assert loaded[f"teacher/{tap}"].dtype == np.float32
+        np.testing.assert_allclose(loaded[f"teacher/{tap}"], expected[tap],
+                                   rtol=0, atol=1e-5)
+
+
+def test_float16_storage_is_half_the_size_and_close(tmp_path, teacher, encoder,
+                                                    examples):
+    taps = ["logits", "hidden/2"]
+    c16 = eager_cache(teacher, encoder, examples, taps, root=str(tmp_path))
+    c32 = eager_cache(teacher, encoder, examples, taps, dtype="float32",
+                       root=str(tmp_path))
+    assert c16.dtype == "float16" and c16.key != c32.key
+    l16, l32 = c16.get(), c32.get()
+    payload16 = sum(v.size * 2 for v in l16.values())
+    assert c16.disk_size() < c32.disk_size() < 2 * payload16 + 8192
+    for k in l16:
+        np.testing.assert_allclose(l16[k], l32[k], rtol=1e-3, atol=1e-3)
+        assert not np.array_equal(l16[k], l32[k])  # it really was rounded
+
+
+def test_key_changes_with_every_input(teacher, encoder, examples, tmp_path):
+    def key(t=teacher, e=encoder, x=examples, taps=("logits",), **kw):
+        return eager_cache(t, e, x, taps, root=str(tmp_path), **kw).key
+
+    base = key()
+    # A teacher rebuilt from the same seed has equal weights: same key, even
+    # with other (auto-numbered) layer names and other trainable flags.
+    twin = make_teacher()
+    twin.trainable = False
+    assert key(t=twin) == base
+    changed = make_teacher()
+    w = changed.classifier.kernel
+    w.assign(w.numpy() + 1e-3)
+    assert key(t=changed) != base
+
+    texts = list(examples.texts)
+    texts[3] = texts[3] + " fun"
+    assert key(x=Examples(texts, examples.labels)) != base
+    labels = examples.labels.copy()
+    labels[0] = 1 - labels[0]
+    assert key(x=Examples(examples.texts, labels)) != base
+    assert key(x=examples.take(39)) != base
+
+    assert key(e=make_encoder(SEQ + 4)) != base
+    cased = TextEncoder(keras_hub.tokenizers.BertTokenizer(
+        vocabulary=VOCAB, lowercase=False, special_tokens_in_strings=True), SEQ)
+    assert key(e=cased) != base
+    assert key(e=make_encoder(SEQ, special_tokens_in_strings=False)) != base
+    assert key(e=make_encoder(SEQ)) == base
+
+    assert key(taps=["logits", "hidden/1"]) != base
+    assert key(taps=["logits", "logits"]) == base
+    assert key(dtype="float32") != base
+    assert key(shard_size=7) != base
+
+
+def test_invalidation_recomputes_under_a_new_entry(tmp_path, teacher, encoder,
+                                                   examples):
+    a = eager_cache(teacher, encoder, examples, root=str(tmp_path))
+    assert a.precompute()["cached"] is False
+    b = eager_cache(teacher, make_encoder(SEQ + 2), examples, root=str(tmp_path))
+    assert b.precompute()["cached"] is False
+    assert a.precompute()["cached"] is True
+    assert {e["key"] for e in cache_mod.list_entries(str(tmp_path))} == {a.key, b.key}
+
+
+class Interrupt(Exception):
+    pass
+
+
+def test_resume_after_interrupted_precompute(tmp_path, teacher, encoder, examples):
+    root = str(tmp_path)
+    cache = eager_cache(teacher, encoder, examples, ["logits", "cls/2"],
+                         shard_size=8, root=root)
+    assert cache.num_shards == 5
+
+    def stop_after_two(index, total):
+        assert total == 5
+        if index == 1:
+            raise Interrupt
+
+    with pytest.raises(Interrupt):
+        cache.precompute(on_shard=stop_after_two)
+    files = sorted(os.listdir(cache.path))
+    assert files == ["info.json", "shard-00000.npz", "shard-00001.npz"]
+    assert not cache.is_complete()
+    with pytest.raises(KdplugError, match="not complete"):
+        cache.load()
+    [entry] = cache_mod.list_entries(root)
+    assert (entry["complete"], entry["shards_done"], entry["num_shards"]) == (
+        False, 2, 5)
+    assert "partial 2/5" in cache_mod.format_entries([entry])
+
+    # A write killed half-way leaves only a temporary (from a dead process)...
+    stale = os.path.join(cache.path, ".shard-00002.npz.tmp.999999999.abcd")
+    with open(stale, "wb") as f:
+        f.write(b"PK\x03\x04 truncated")
+    # ...and a shard damaged on disk is recomputed rather than trusted.
+    with open(cache.shard_path(1), "r+b") as f:
+        f.truncate(40)
+
+    seen, forwarded = [], []
+    resumed = eager_cache(teacher, encoder, examples, ["logits", "cls/2"],
+                          shard_size=8, batch_size=5, root=root)
+    run = resumed._taps
+    resumed._taps = lambda x: forwarded.append(len(x["token_ids"])) or run(x)
+    info = resumed.precompute(on_shard=lambda i, n: seen.append(i))
+    assert info["computed"] == [1, 2, 3, 4] == seen
+    assert sum(forwarded) == 32  # the teacher saw only the missing examples
+    assert info["reused"] == [0]
+    assert not os.path.exists(stale)
+    manifest = json.load(open(os.path.join(cache.path, "manifest.json")))
+    assert [s["start"] for s in manifest["shards"]] == [0, 8, 16, 24, 32]
+    assert manifest["shards"][-1]["stop"] == 40
+    assert manifest["tap_shapes"] == {"logits": [2], "cls/2": [16]}
+
+    fresh = eager_cache(teacher, encoder, examples, ["logits", "cls/2"],
+                        shard_size=8, root=str(tmp_path / "fresh"))
+    full, got = fresh.get(), resumed.load()
+    for k in full:
+        np.testing.assert_array_equal(full[k], got[k])
+
+    # A shard lost after completion: the entry is incomplete, and only that
+    # shard is recomputed.
+    os.remove(resumed.shard_path(3))
+    assert not resumed.is_complete()
+    again = resumed.precompute()
+    assert again["computed"] == [3] and again["reused"] == [0, 1, 2, 4]
+    np.testing.assert_array_equal(resumed.load()["teacher/logits"],
+                                  full["teacher/logits"])
+
+
+def test_list_remove_and_errors(tmp_path, teacher, encoder, examples,
+                                monkeypatch):
+    monkeypatch.setenv("KDPLUG_CACHE_DIR", str(tmp_path))
+    assert cache_mod.list_entries() == []
+    assert cache_mod.format_entries([]) == "no cached teacher outputs"
+    a = eager_cache(teacher, encoder, examples)
+    assert a.path == os.path.join(str(tmp_path), "outputs", a.key)
+    a.precompute()
+    b = eager_cache(teacher, encoder, examples.take(10), ["logits", "pooled"])
+    b.precompute()
+    entries = cache_mod.list_entries()
+    assert [e["complete"] for e in entries] == [True, True]
+    by_key = {e["key"]: e for e in entries}
+    assert by_key[b.key]["num_examples"] == 10
+    assert by_key[b.key]["taps"] == ["logits", "pooled"]
+    assert by_key[a.key]["bytes"] == a.disk_size()
+    table = cache_mod.format_entries(entries)
+    assert a.key in table and b.key in table and "2 entries" in table
+
+    with pytest.raises(KdplugError, match="no teacher-output cache entry"):
+        cache_mod.remove("0" * 16 if a.key[0] != "0" else "f" * 16)
+    with pytest.raises(KdplugError, match="not a cache key"):
+        cache_mod.remove("../etc")
+    removed = cache_mod.remove(a.key[:6])
+    assert removed["key"] == a.key and not os.path.exists(a.path)
+    assert [e["key"] for e in cache_mod.remove_all()] == [b.key]
+    assert cache_mod.list_entries() == []
+
+
+def test_warns_when_the_tokenizer_would_split_mask(teacher, tmp_path):
+    data = Examples(["a [MASK] film .", "the plot"], np.array([-1, 0]))
+    with pytest.warns(UserWarning, match="special_tokens_in_strings=True"):
+        eager_cache(teacher, make_encoder(special_tokens_in_strings=False), data,
+                    root=str(tmp_path))
+    ids = make_encoder()(tf.constant(["a [MASK] film"]))["token_ids"][0, :5]
+    assert ids.numpy().tolist() == [2, VOCAB.index("a"), 4, VOCAB.index("film"), 3]
+
+
+def test_bad_arguments(teacher, encoder, examples, tmp_path):
+    with pytest.raises(KdplugError, match="no tap"):
+        eager_cache(teacher, encoder, examples, ["hidden/9"], root=str(tmp_path))
+    with pytest.raises(KdplugError, match="float16 or float32"):
+        eager_cache(teacher, encoder, examples, dtype="int8", root=str(tmp_path))
+    with pytest.raises(KdplugError, match="no examples"):
+        eager_cache(teacher, encoder, examples.take(0), root=str(tmp_path))
+
+
+class StepLosses(keras.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.losses = []
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.losses.append(float(logs["loss"]))
+
+
+def fit_losses(teacher, encoder, examples, extra, student_weights):
+    keras.utils.set_random_seed(7)
+    student = testing.tiny_bert_classifier(
+        seed=1, num_layers=1, vocabulary_size=len(VOCAB))
+    student.set_weights(student_weights)
+    distiller = Distiller(
+        student, None if extra else teacher,
+        terms=[SoftTargetCrossEntropy(temperature=2.0, weight=0.7),
+               HardLabelCrossEntropy(weight=0.3)])
+    distiller.compile(optimizer=keras.optimizers.Adam(1e-2), jit_compile=False,
+                      run_eagerly=True)
+    record = StepLosses()
+    ds = encoder.dataset(examples, 8, shuffle=True, seed=3, extra=extra)
+    distiller.fit(ds, epochs=1, verbose=0, callbacks=[record])
+    return np.array(record.losses), student.get_weights()
+
+
+def test_training_with_cached_outputs_matches_the_online_teacher(
+        tmp_path, teacher, encoder, examples):
+    # The real flow: an augmented transfer set (new examples unlabelled).
+    data = build_transfer_set(
+        examples.take(20),
+        [AugmentStep(MaskAugmenter(MaskAugmenter.Config(p_mask=0.3)), n=1)])
+    assert len(data) == 36 and data.labels.tolist().count(-1) == 16
+    init = testing.tiny_bert_classifier(
+        seed=1, num_layers=1, vocabulary_size=len(VOCAB)).get_weights()
+
+    online, w_online = fit_losses(teacher, encoder, data, None, init)
+    extra32 = eager_cache(teacher, encoder, data, dtype="float32",
+                          root=str(tmp_path)).get()
+    cached, w_cached = fit_losses(teacher, encoder, data, extra32, init)
+    extra16 = eager_cache(teacher, encoder, data, root=str(tmp_path)).get()
+    half, _ = fit_losses(teacher, encoder, data, extra16, init)
+
+    assert len(online) == 5 and np.all(np.isfinite(online))
+    assert max(np.abs(a - b).max() for a, b in zip(w_online, init)) > 1e-3
+    np.testing.assert_allclose(cached, online, rtol=0, atol=1e-5)
+    for a, b in zip(w_cached, w_online):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(half, online, rtol=0, atol=2e-3)

@@ -1,0 +1,63 @@
+"""What kdplug 0.1 left on disk still works with this release: `.keras`
+students it saved, its teacher-output cache keys, its configs' resolved
+form (files in tests/fixtures/release_0_1, made by make_pins.py there)."""
+
+import pathlib
+import warnings
+
+import keras
+import keras_hub
+import numpy as np
+import pytest
+
+import kdplug
+from kdplug import testing
+from kdplug.cli import main
+from kdplug.data import Examples
+from kdplug.data import TextEncoder
+from kdplug.teacher import TeacherCache
+
+ROOT = pathlib.Path(__file__).parents[1]
+PINS = ROOT / "tests" / "fixtures" / "release_0_1"
+CONFIGS = sorted((ROOT / "configs").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("name", ["truncated_bert", "bilstm", "bottleneck_bert",
+                                  "early_exit_bert"])
+def test_students_saved_by_release_0_1_load_and_predict_the_same(name):
+    pinned = np.load(PINS / "outputs.npz")
+    x = {k[2:]: pinned[k] for k in pinned.files if k.startswith("x_")}
+    model = kdplug.load_model(str(PINS / f"{name}.keras"))
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(model(x, training=False)),
+                               pinned[name], rtol=1e-5, atol=1e-6)
+
+
+def test_teacher_output_cache_key_is_byte_for_byte_the_same(tmp_path):
+    vocab = testing.toy_vocabulary()
+    teacher = testing.tiny_bert_classifier(vocabulary_size=len(vocab), seed=0)
+    tokenizer = keras_hub.tokenizers.BertTokenizer(
+        vocabulary=vocab, special_tokens_in_strings=True)
+    texts, labels = testing.toy_sentences(20, seed=0)
+    examples = Examples(texts, np.asarray(labels, "int32"), None, "toy")
+    cache = TeacherCache(teacher, TextEncoder(tokenizer, 16), examples,
+                         ["logits", "hidden/1"], root=str(tmp_path))
+    pinned = (PINS / "cache_key.json").read_text()
+    assert cache.key == "2fa3cb5c82f388f7" and f'"key": "{cache.key}"' in pinned
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda p: p.stem)
+def test_validate_prints_what_release_0_1_printed(config, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert main(["validate", f"configs/{config.name}"]) == 0
+    expected = (PINS / "validate" / f"{config.stem}.out").read_text()
+    assert capsys.readouterr().out == expected
+
+
+def test_old_import_paths_warn_and_still_work():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        from kdplug.cache import TeacherCache as Old  # noqa: F401  (0.1 path)
+        from kdplug.train import Experiment
+    assert Old is TeacherCache and Experiment is kdplug.Experiment
+    assert any(issubclass(w.category, DeprecationWarning)
+               and "kdplug.cache moved" in str(w.message) for w in caught)

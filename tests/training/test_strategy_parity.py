@@ -1,0 +1,228 @@
+"""MirroredStrategy parity for every built-in method plugin.
+
+Each case builds the method's student and stages as `kdplug run` does (the
+registered plugin, `build_student`, `stages`, the stage's trainable selector,
+`stage_dataset`, a `Distiller` per stage) and trains every stage for a few steps
+twice: under `MirroredStrategy` over two logical CPUs (each replica gets half of
+the global batch) and under `OneDeviceStrategy` with the same global batch.
+Per-step losses, per-term means and the student's final weights must match.
+
+- Dropout is switched off: its masks are drawn per replica, so they cannot
+  match one device's.
+- The optimizer is SGD with momentum. Its update is linear in the gradient, so
+  any error in how a term's loss is reduced across replicas shows in the
+  weights, and float32 summation-order noise stays at ~1e-7. Adam divides by
+  sqrt(v) + 1e-6: on weights whose gradient is a near-cancelling sum (~1e-6)
+  that noise becomes ~1e-4 after three steps (seen on mobilebert-pkt with
+  kdplug's AdamW), which would force a tolerance too loose to catch real bugs.
+- `test_clipping_is_global` covers kdplug's optimizers' gradient clipping, which
+  Keras applies per replica before the all-reduce and `Distiller.train_step`
+  corrects (`kdplug.strategy.clip_across_replicas`).
+"""
+
+import types
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from kdplug import Distiller
+from kdplug import testing
+from kdplug.config import load_config
+from kdplug.data.masking import stage_dataset
+from kdplug.plugin.manager import get_plugin_manager
+from kdplug.run.experiment import Experiment
+from kdplug.students.utils import force_trainable
+from kdplug.testing.toy_config import write_toy_config
+from kdplug.training.distribution import mirrored_strategy
+from kdplug.training.optimizers import make_optimizer
+
+GLOBAL_BATCH = 8  # 4 examples per replica
+STEPS = 3  # optimizer steps per stage
+LEARNING_RATE = 5e-2
+# toy data (kdplug.testing.toy_arrays): [PAD] = 0, [CLS] = 2, tokens 4..63
+TOKENIZER = types.SimpleNamespace(
+    vocabulary_size=lambda: testing.VOCAB_SIZE, mask_token_id=3, cls_token_id=2,
+    sep_token_id=1, pad_token_id=0,
+)
+TRUNCATED = {"kind": "truncated", "layers": [0, 2]}
+BILSTM = {"embedding_dim": 8, "lstm_units": 8, "hidden_dim": 8}
+
+# (method options, student section); the teacher has 4 layers, width 16.
+CASES = {
+    "kd": ({"name": "kd"}, TRUNCATED),
+    "kd-mse": ({"name": "kd", "soft_loss": "mse", "alpha": 0.7}, TRUNCATED),
+    "pkd-skip": ({"name": "pkd", "strategy": "skip", "beta": 10.0},
+                 {"kind": "truncated", "layers": "first_k", "num_layers": 3}),
+    "pkd-last": ({"name": "pkd", "strategy": "last", "beta": 10.0},
+                 {"kind": "truncated", "layers": "first_k", "num_layers": 3}),
+    "distilbert": ({"name": "distilbert", "mode": "general_then_task",
+                    "hard_weight": 0.5}, TRUNCATED),
+    # TinyBERT's two stages: general distillation, task-specific prediction
+    "tinybert": ({"name": "tinybert", "stages": ["general", "task_prediction"]},
+                 {"kind": "narrow", "num_layers": 2, "hidden_dim": 8,
+                  "intermediate_dim": 16, "num_heads": 2}),
+    # progressive: layer_1 (the student has one block), then distill
+    "mobilebert-pkt": ({"name": "mobilebert-pkt", "alpha": 0.5},
+                       {"kind": "bottleneck", "preset": "tiny", "num_layers": 1,
+                        "intra_dim": 8, "num_heads": 2, "intermediate_dim": 16,
+                        "num_feedforward": 1, "embedding_dim": 8}),
+    "bilstm": ({"name": "bilstm"}, {"kind": "bilstm", **BILSTM}),
+    "bilstm-siamese": ({"name": "bilstm-siamese"}, {"kind": "bilstm-siamese", **BILSTM}),
+    "fastbert": ({"name": "fastbert", "branch_dim": 8}, {"kind": "truncated"}),
+}
+SLOW = {"tinybert", "mobilebert-pkt", "distilbert", "bilstm-siamese"}
+
+
+def dataset():
+    """Toy batches of GLOBAL_BATCH; the siamese student's second sentence is
+    the first one reversed."""
+    x, y = testing.toy_arrays(num_examples=GLOBAL_BATCH * STEPS, seed=5)
+    x["token_ids_b"] = x["token_ids"][:, ::-1].copy()
+    x["padding_mask_b"] = x["padding_mask"][:, ::-1].copy()
+    return tf.data.Dataset.from_tensor_slices((x, y)).batch(GLOBAL_BATCH)
+
+
+def no_dropout(model):
+    for layer in model._flatten_layers():
+        if isinstance(layer, keras.layers.Dropout):
+            layer.rate = 0.0
+
+
+class StepLogs(keras.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.logs = []
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.logs.append({k: float(v) for k, v in (logs or {}).items()})
+
+
+def sgd():
+    return keras.optimizers.SGD(LEARNING_RATE, momentum=0.9)
+
+
+def train(case, strategy, optimizer=sgd):
+    """Trains every stage of a case under `strategy`, as `kdplug run` does.
+
+    Returns `(per-step logs per stage, final student weights)`.
+    """
+    method_section, student_section = CASES[case]
+    pm = get_plugin_manager()
+    method_cls = pm.methods.get(method_section["name"])
+    method = method_cls(method_cls.Config(
+        **{k: v for k, v in method_section.items() if k != "name"}))
+    kind_cls = pm.students.get(student_section["kind"])
+    kind = kind_cls(kind_cls.Config(
+        **{k: v for k, v in student_section.items() if k != "kind"}))
+    with strategy.scope():
+        teacher = testing.tiny_bert_classifier(num_layers=4, seed=1)
+        keras.utils.set_random_seed(2)
+        student = method.build_student(teacher, kind, num_classes=2)
+        no_dropout(student)
+        stages = method.stages(teacher, student)
+    logs = {}
+    for index, stage in enumerate(stages):
+        force_trainable(student)
+        if stage.trainable is not None:
+            stage.trainable(student)
+        ds = stage_dataset(dataset(), stage, TOKENIZER, seed=index)
+        with strategy.scope():
+            distiller = Distiller(student, teacher, stage.terms)
+            distiller.compile(
+                optimizer=optimizer(),
+                metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+                jit_compile=False,
+            )
+        steps = StepLogs()
+        distiller.fit(ds, epochs=1, verbose=0, shuffle=False, callbacks=[steps])
+        logs[stage.name] = steps.logs
+    return logs, [w.numpy() for w in student.weights]
+
+
+@pytest.mark.parametrize("case", [
+    pytest.param(c, marks=pytest.mark.slow) if c in SLOW else c for c in CASES
+])
+def test_mirrored_matches_one_device(case, cpu_devices):
+    one_logs, one_weights = train(case, tf.distribute.OneDeviceStrategy(cpu_devices[0]))
+    mirrored_logs, mirrored_weights = train(case, mirrored(cpu_devices))
+    assert_same(case, one_logs, one_weights, mirrored_logs, mirrored_weights)
+
+
+def mirrored(devices):
+    # Several MirroredStrategy objects over the same devices in one process:
+    # not with collective ops (the default on CPUs), see mirrored_strategy.
+    return mirrored_strategy(devices,
+                             cross_device_ops=tf.distribute.ReductionToOneDevice())
+
+
+def assert_same(case, one_logs, one_weights, mirrored_logs, mirrored_weights,
+                atol=1e-5):
+    assert list(mirrored_logs) == list(one_logs)
+    for stage, steps in one_logs.items():
+        assert len(steps) == STEPS, stage
+        assert len(mirrored_logs[stage]) == STEPS, stage
+        for i, (expected, got) in enumerate(zip(steps, mirrored_logs[stage])):
+            assert set(got) == set(expected)
+            for key, value in expected.items():
+                # accuracy counts argmaxes of an untrained model: near-ties
+                # may flip on a 1e-7 difference; the losses must match
+                atol = 1.5 / GLOBAL_BATCH if key == "accuracy" else 1e-5
+                np.testing.assert_allclose(
+                    got[key], value, rtol=1e-4, atol=atol,
+                    err_msg=f"{case}: stage {stage}, step {i + 1}, {key}")
+    first = one_logs[next(iter(one_logs))]
+    assert np.isfinite(first[-1]["loss"]) and first[-1]["loss"] > 0
+    assert len(one_weights) == len(mirrored_weights)
+    for a, b in zip(one_weights, mirrored_weights):
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=atol)
+
+
+CLIPPING = {
+    # kdplug's optimizers (make_optimizer) clip with global_clipnorm=1.0; these
+    # limits are below the toy gradients' norms, so every step is clipped.
+    "global_clipnorm": lambda: keras.optimizers.SGD(LEARNING_RATE, momentum=0.9,
+                                                    global_clipnorm=0.05),
+    "clipnorm": lambda: keras.optimizers.SGD(LEARNING_RATE, momentum=0.9,
+                                             clipnorm=0.01),
+    "kdplug-adamw": lambda: make_optimizer("adamw", LEARNING_RATE, 2 * STEPS,
+                                           weight_decay=0.01),
+}
+
+
+@pytest.mark.parametrize("clipping", [
+    pytest.param(c, marks=pytest.mark.slow) if c == "clipnorm" else c for c in CLIPPING
+])
+def test_clipping_is_global(clipping, cpu_devices, monkeypatch):
+    """Clipping under MirroredStrategy gives the single-device step; Keras
+    alone clips each replica's share (checked to differ, for global_clipnorm)."""
+    optimizer = CLIPPING[clipping]
+    one = train("kd", tf.distribute.OneDeviceStrategy(cpu_devices[0]), optimizer)
+    got = train("kd", mirrored(cpu_devices), optimizer)
+    # AdamW (see the module docstring): float32 noise, amplified
+    assert_same("kd", *one, *got, atol=1e-3 if clipping == "kdplug-adamw" else 1e-5)
+    if clipping == "global_clipnorm":
+        monkeypatch.setattr("kdplug.training.distiller.clip_across_replicas",
+                            lambda optimizer, grads: grads)
+        with pytest.raises(AssertionError, match="Not equal to tolerance"):
+            assert_same("kd", *one, *train("kd", mirrored(cpu_devices), optimizer))
+
+
+@pytest.mark.slow
+def test_kdplug_run_mirrored_with_xla(tmp_path, cpu_devices, kdplug_log):
+    """`strategy: mirrored` + `jit_compile: true` (two logical CPUs here):
+    Keras' fit cannot XLA-compile a multi-replica step, so the stages run in
+    the custom loop; the teacher is fine-tuned with fit, without XLA."""
+    # teacher fine-tuned 1 epoch, 2 epochs of distillation (the defaults)
+    path = write_toy_config(
+        tmp_path, {"name": "kd"}, num_examples=160,
+        student={"kind": "truncated", "layers": [1]},
+        training={"strategy": "mirrored", "jit_compile": True}, export=False)
+    report = Experiment(load_config(path)).run()
+    assert len(cpu_devices) == 2
+    assert "strategy: MirroredStrategy, 2 replicas" in kdplug_log()
+    loss = report["history"]["distill"]["loss"]
+    assert len(loss) == 2 and np.isfinite(loss).all()
+    steps = 112 // 16  # 70% of 160 examples
+    assert f"stage distill: done, {2 * steps} optimizer steps" in kdplug_log()
