@@ -11,7 +11,7 @@ with every config that fine-tunes the same teacher on the same data, e.g.
 `configs/quickstart.yaml`), copied into an `EarlyExitBertClassifier`, and its
 exit branches are self-distilled (`--epochs`, default 1, on the unlabelled
 training texts). The run's `fastbert` evaluation then sweeps the exit
-threshold on the test split with `kdplug.fastbert_curve`: accuracy, average
+threshold on the test split with `kdplug_plugins.fastbert.speed_curve`: accuracy, average
 layers executed and measured CPU throughput at each `--batch-sizes` (default
 64 and 16), against the full model (every layer) measured the same way.
 Export is skipped (it does not enter the curve).
@@ -126,7 +126,7 @@ def run(args):
     shutil.copyfile(curve["paths"]["png"], os.path.join(args.docs, IMAGE))
     section = render(cfg, report, curve, wall, smoke=args.smoke)
     path = os.path.join(args.docs, RESULTS)
-    write_section(path, section)
+    write_marked_section(path, "fastbert", section)
     print(f"bench/fastbert.py: wrote {path} and {os.path.join(args.docs, IMAGE)} "
           f"({wall:.0f} s)")
     return {"report": report, "curve": curve, "results": path, "seconds": wall}
@@ -207,11 +207,6 @@ def render(cfg, report, curve, wall, smoke=False):
         + "; the curve is the rest).",
     ]
     return "\n".join(lines) + "\n"
-
-
-def write_section(path, section):
-    """Puts `section` between the fastbert markers of `path` (benchlib)."""
-    return write_marked_section(path, "fastbert", section)
 
 
 def main(argv=None):

@@ -184,7 +184,7 @@ def run(args):
     report = Experiment(cfg, plugin_manager=plugin_manager()).run()
     wall = time.perf_counter() - start
     section = render(cfg, report, wall, smoke=args.smoke)
-    path = write_section(os.path.join(args.docs, RESULTS), section)
+    path = write_marked_section(os.path.join(args.docs, RESULTS), "mtdnn", section)
     print(f"bench/mtdnn.py: wrote {path} ({wall:.0f} s)")
     return {"report": report, "results": path, "seconds": wall, "estimate": parts}
 
@@ -192,6 +192,7 @@ def run(args):
 def render(cfg, report, wall, smoke=False):
     """The Markdown section (without markers)."""
     from kdplug_plugins.mtdnn.summary import results_table
+    from kdplug_plugins.mtdnn.summary import tasks_table
 
     mcfg = cfg.method_config
     teachers = [n for n, t in report["tasks"].items() if t["teacher"]]
@@ -229,14 +230,8 @@ def render(cfg, report, wall, smoke=False):
         "",
         *results_table(report),
         "",
-        "| task | type | teacher | train | test | batch share |",
-        "|---|---|---|---|---|---|",
+        *tasks_table(report),
     ]
-    for name, task in report["tasks"].items():
-        lines.append(
-            f"| {name} | {task['type']} | {'yes' if task['teacher'] else 'no'} | "
-            f"{task['train_examples']:,} | {task['test_examples']:,} | "
-            f"{task['sampling_probability']:.1%} |")
     member = report["teacher"].get("params_per_member")
     lines += [
         "",
@@ -266,11 +261,6 @@ def _shown_path(path):
 def _student_layers(cfg):
     layers = getattr(cfg.student_config, "layers", None)
     return f"(layers: {layers})" if layers is not None else ""
-
-
-def write_section(path, section):
-    """Puts `section` between the mtdnn markers of `path` (benchlib)."""
-    return write_marked_section(path, "mtdnn", section)
 
 
 def main(argv=None):

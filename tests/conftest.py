@@ -52,3 +52,18 @@ def kdplug_log(caplog):
     caplog.set_level("INFO", logger="kdplug")
     return lambda: [r.getMessage() for r in caplog.records
                     if r.name.startswith("kdplug")]
+
+
+OTHER_SECTIONS = (
+    "# Benchmark results\n\nIntro written by hand.\n\n"
+    "<!-- quality:start -->\nquality table\n<!-- quality:end -->\n\nOutro.\n")
+
+
+@pytest.fixture
+def results_docs(tmp_path):
+    """A docs folder whose results.md holds hand-written text and another
+    script's section (`OTHER_SECTIONS`), which a bench run must keep."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "results.md").write_text(OTHER_SECTIONS)
+    return docs

@@ -54,7 +54,7 @@ class FinetuneConfig:
 @dataclasses.dataclass
 class TeacherPipelineConfig:
     """`teacher.pipeline:`: run the online teacher in the input pipeline
-    (`kdplug.teacher_pipeline.TeacherPipeline`) instead of the train step.
+    (`kdplug.teacher.TeacherPipeline`) instead of the train step.
 
     `pipeline: true` means every default below."""
 

@@ -3,7 +3,7 @@
 An augmenter turns texts into new texts for a *transfer set*: unlabelled
 examples that only the teacher labels (Tang et al. 2019; Jiao et al. 2019).
 Augmenters are registered through the `kdplug_register_augmenters` hook and
-chained by `kdplug.transfer_set.build_transfer_set()`.
+chained by `kdplug.data.transfer_set.build_transfer_set()`.
 
 Words: `tokenize()` splits a text into word and punctuation tokens and keeps
 the separators, so that an augmenter can change some tokens and

@@ -37,7 +37,7 @@ class AugmentStep:
     """One `augment:` entry: an augmenter and how many samples per example.
 
     Args:
-        augmenter: a configured `kdplug.augment.Augmenter`.
+        augmenter: a configured `kdplug.data.augmentation.Augmenter`.
         n: samples drawn per original example (duplicates are dropped, so
             an example yields at most `n` new ones).
 

@@ -1,5 +1,7 @@
 """The student contract: a registered student architecture."""
 
+from typing import ClassVar
+
 from kdplug.plugin.configurable import Configurable
 
 
@@ -19,10 +21,18 @@ class StudentKind(Configurable):
         class Config:
             layers: list = dataclasses.field(default_factory=lambda: [0, 1])
 
-        def build(self, teacher, num_classes):
+        # Option sets `python -m kdplug.evaluation.model_table` shows for this
+    # kind in docs/models.md (each parsed like a `student:` section).
+    table_variants: ClassVar[tuple] = ({},)
+
+    def build(self, teacher, num_classes):
             ...
     ```
     """
+
+    # Option sets `python -m kdplug.evaluation.model_table` shows for this
+    # kind in docs/models.md (each parsed like a `student:` section).
+    table_variants: ClassVar[tuple] = ({},)
 
     def build(self, teacher, num_classes):
         raise NotImplementedError(f"{type(self).__name__}.build()")

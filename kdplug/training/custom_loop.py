@@ -116,7 +116,7 @@ class CustomLoopTrainer:
             validation_data: a dataset, evaluated after every epoch (`val_*`).
             callbacks: Keras callbacks; they receive `on_train_begin/end`,
                 `on_epoch_begin/end` and `on_train_batch_begin/end` with the
-                running metric means (e.g. `kdplug.callbacks.StopOnNaN`).
+                running metric means (e.g. `kdplug.training.callbacks.StopOnNaN`).
                 `Callback.model` is the distiller; setting its
                 `stop_training` ends training after the current step.
             backup_dir: a folder for per-epoch checkpoints (student, term

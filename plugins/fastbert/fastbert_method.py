@@ -31,7 +31,7 @@ class FastBERTMethod(kdplug.Method):
     forward pass (and no teacher-output cache) is needed and labels are not
     used. At inference time `student.predict_adaptive(inputs, speed)` exits
     each example at the first branch whose normalised entropy is below
-    `speed`; `kdplug.fastbert_curve` sweeps `speed`.
+    `speed`; `kdplug_plugins.fastbert.speed_curve` sweeps `speed`.
 
     Config:
         branch_dim: width of each branch (default: hidden size; the paper 128).

@@ -31,6 +31,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from kdplug import keys
+from kdplug.evaluation.measure import masked_accuracy
 
 DEFAULT_SPEEDS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 PNG = "fastbert_curve.png"
@@ -103,7 +104,6 @@ def fastbert_curve(model, dataset, speeds=DEFAULT_SPEEDS, output_dir=None,
     """
     batches = _batches(dataset)
     labels = np.concatenate([y for _, y in batches])
-    valid = labels >= 0
     n = len(labels)
     if batch_sizes:
         sizes = [int(b) for b in batch_sizes]
@@ -111,10 +111,8 @@ def fastbert_curve(model, dataset, speeds=DEFAULT_SPEEDS, output_dir=None,
         sizes = [int(batches[0][1].shape[0])]
 
     def accuracy(logits):
-        if not valid.any():
-            return float("nan")
-        pred = np.argmax(logits, axis=-1)
-        return float(np.mean(pred[valid] == labels[valid]))
+        correct, counted = masked_accuracy(logits, labels)
+        return correct / counted if counted else float("nan")
 
     full_fn = tf.function(lambda x: model(x, training=False))
     adaptive = model.adaptive_function()

@@ -55,6 +55,21 @@ def results_table(report):
     return lines
 
 
+def tasks_table(report):
+    """The tasks as a Markdown table: type, teacher, sizes, batch share."""
+    lines = [
+        "| task | type | teacher | train | test | batch share |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, task in report["tasks"].items():
+        lines.append(
+            f"| {name} | {task['type']} | {'yes' if task['teacher'] else 'no'} | "
+            f"{task['train_examples']:,} | {task['test_examples']:,} | "
+            f"{task['sampling_probability']:.1%} |"
+        )
+    return lines
+
+
 def summary_markdown(report):
     """`summary.md` of a run's report (see `MultiTaskRunner`)."""
     s = report["student"]
@@ -72,15 +87,8 @@ def summary_markdown(report):
         "",
         *results_table(report),
         "",
-        "| task | type | teacher | train | test | batch share |",
-        "|---|---|---|---|---|---|",
+        *tasks_table(report),
     ]
-    for name, task in report["tasks"].items():
-        lines.append(
-            f"| {name} | {task['type']} | {'yes' if task['teacher'] else 'no'} | "
-            f"{task['train_examples']:,} | {task['test_examples']:,} | "
-            f"{task['sampling_probability']:.1%} |"
-        )
     latency = s["latency_ms"]["median"]
     lines += [
         "",

@@ -37,6 +37,7 @@ class BiLstmStudent(kdplug.StudentKind):
     name = "bilstm"
     description = "single-layer BiLSTM + max-pool + MLP (Tang et al. 2019)"
     siamese: ClassVar[bool] = False
+    table_variants = ({}, {"input": "word_ids", "vocabulary_size": 20000})
 
     @dataclasses.dataclass
     class Config:

@@ -28,3 +28,4 @@ class BiLstmSiameseStudent(BiLstmStudent):
     name = "bilstm-siamese"
     description = "shared BiLSTM over a sentence pair, [h1,h2,h1*h2,|h1-h2|] + MLP"
     siamese = True
+    table_variants = ({},)

@@ -36,6 +36,7 @@ class BottleneckStudent(kdplug.StudentKind):
 
     name = "bottleneck"
     description = "MobileBERT-style bottleneck BERT (teacher-wide between blocks)"
+    table_variants = ({}, {"preset": "tiny"})
 
     @dataclasses.dataclass
     class Config:

@@ -27,6 +27,7 @@ class TruncatedStudent(kdplug.StudentKind):
 
     name = "truncated"
     description = "BERT with fewer layers, copied from the teacher"
+    table_variants = ({"layers": "every_other"}, {"layers": "first_k", "num_layers": 2})
 
     @dataclasses.dataclass
     class Config:

@@ -3,6 +3,7 @@
 import os
 
 import pytest
+from conftest import OTHER_SECTIONS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -12,14 +13,8 @@ def bench(bench_script):
     return bench_script("fastbert")
 
 
-OTHER = ("# Benchmark results\n\nIntro written by hand.\n\n"
-         "<!-- quality:start -->\nquality table\n<!-- quality:end -->\n\nOutro.\n")
-
-
-def test_smoke_run_writes_png_and_section(bench, tmp_path):
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "results.md").write_text(OTHER)
+def test_smoke_run_writes_png_and_section(bench, tmp_path, results_docs):
+    docs = results_docs
     out = bench.run(bench.parse_args([
         "--smoke", "--output-dir", str(tmp_path / "run"), "--docs", str(docs)]))
     curve = out["curve"]
@@ -36,7 +31,7 @@ def test_smoke_run_writes_png_and_section(bench, tmp_path):
     before, rest = text.split(bench.START)
     section, after = rest.split(bench.END)
     # Everything outside the fastbert markers is untouched.
-    assert before == OTHER.rstrip("\n") + "\n\n" and after == "\n"
+    assert before == OTHER_SECTIONS.rstrip("\n") + "\n\n" and after == "\n"
     assert "**Smoke run**" in section
     assert "| full model |" in section and "(batch 4)" in section
     assert section.count("\n| 0.") == 10 and "\n| 1.00 |" in section

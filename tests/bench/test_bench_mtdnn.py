@@ -12,9 +12,6 @@ def bench(bench_script):
     return bench_script("mtdnn")
 
 
-OTHER = ("# Benchmark results\n\nIntro written by hand.\n\n"
-         "<!-- quality:start -->\nquality table\n<!-- quality:end -->\n\nOutro.\n")
-
 
 def test_real_benchmark_estimate_matches_the_measured_run(bench, capsys):
     out = bench.run(bench.parse_args(["--estimate"]))
@@ -26,29 +23,9 @@ def test_real_benchmark_estimate_matches_the_measured_run(bench, capsys):
     assert "estimated" in capsys.readouterr().out
 
 
-def test_write_section_keeps_other_text(bench, tmp_path):
-    path = str(tmp_path / "results.md")
-    with open(path, "w") as f:
-        f.write(OTHER)
-    bench.write_section(path, "## MT-DNN\n\nfirst\n")
-    bench.write_section(path, "## MT-DNN\n\nsecond\n")
-    text = open(path).read()
-    assert text.startswith(OTHER.rstrip("\n"))
-    assert text.count(bench.START) == 1 and "second" in text and "first" not in text
-    fresh = str(tmp_path / "new" / "results.md")
-    bench.write_section(fresh, "x")
-    assert open(fresh).read().startswith("# Benchmark results")
-    with open(path, "w") as f:
-        f.write(OTHER + bench.START + "\nno end marker\n")
-    with pytest.raises(SystemExit, match="unbalanced"):
-        bench.write_section(path, "y")
-
-
 @pytest.mark.slow
-def test_smoke_run_writes_the_section(bench, tmp_path):
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "results.md").write_text(OTHER)
+def test_smoke_run_writes_the_section(bench, tmp_path, results_docs):
+    docs = results_docs
     out = bench.run(bench.parse_args([
         "--smoke", "--output-dir", str(tmp_path / "run"), "--docs", str(docs)]))
     report = out["report"]

@@ -56,7 +56,7 @@ def part_weights(layers):
 
 
 def run(stage, student, teacher, steps=3, learning_rate=1e-2):
-    """What kdplug.train does for a stage (reset, select, fit), on one fixed
+    """What kdplug.run.StageRunner does for a stage (reset, select, fit), on one fixed
     batch so that the per-step losses are comparable."""
     student.trainable = True
     if stage.trainable is not None:
@@ -168,7 +168,7 @@ def test_stage_selectors_do_not_depend_on_the_previous_stage(teacher):
     parts = student_parts(student)
     stages = make_method().stages(teacher, student)
     stages[1].trainable(student)  # block 2 only
-    student.trainable = True  # what kdplug.train does between stages
+    student.trainable = True  # what kdplug.run.StageRunner does between stages
     stages[0].trainable(student)
     assert ids(student.trainable_weights) == ids(
         part_weights(parts["embeddings"] + parts["blocks"][:1]))

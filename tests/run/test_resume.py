@@ -1,7 +1,7 @@
 """`kdplug run` killed mid-epoch (SIGKILL) resumes where it stopped.
 
 The run writes a backup of the stage at the end of every epoch
-(`kdplug.callbacks.ResumableBackup`). The test starts `kdplug run` as a
+(`kdplug.training.callbacks.ResumableBackup`). The test starts `kdplug run` as a
 subprocess, kills it with SIGKILL in the middle of an epoch once a backup
 exists, starts the same command again and checks that the second process
 resumes at the first unfinished epoch (not at epoch 1), takes exactly the

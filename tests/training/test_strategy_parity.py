@@ -17,7 +17,7 @@ Per-step losses, per-term means and the student's final weights must match.
   kdplug's AdamW), which would force a tolerance too loose to catch real bugs.
 - `test_clipping_is_global` covers kdplug's optimizers' gradient clipping, which
   Keras applies per replica before the all-reduce and `Distiller.train_step`
-  corrects (`kdplug.strategy.clip_across_replicas`).
+  corrects (`kdplug.training.clipping.clip_across_replicas`).
 """
 
 import types
