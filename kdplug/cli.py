@@ -25,6 +25,9 @@ def build_parser():
     p.add_argument("config")
     p.add_argument("--output-dir", help="override the config's output_dir")
     p.add_argument(
+        "--fresh", action="store_true",
+        help="move an existing run folder aside (<folder>.old-<time>) and start over")
+    p.add_argument(
         "--log-every", type=_positive_int, default=10, metavar="N",
         help="per-step scalars (TensorBoard, loss curves, report) every N "
              "optimizer steps (default 10)")
@@ -46,6 +49,11 @@ def main(argv=None):
     from kdplug.run.console import configure_logging
 
     configure_logging(verbose=args.verbose)
+    if args.command in NEEDS_MODELS:
+        # Plugins import their models (TensorFlow): without its start-up noise.
+        from kdplug.run.console import import_tensorflow_quietly
+
+        import_tensorflow_quietly(verbose=args.verbose)
     try:
         return COMMANDS[args.command](args)
     except KdplugError as e:
@@ -76,14 +84,9 @@ def _load(args):
 
 
 def _experiment(args, **kwargs):
-    """The `Experiment` of `args.config`, TensorFlow imported quietly."""
-    from kdplug.run.console import import_tensorflow_quietly
-
-    config = _load(args)
-    import_tensorflow_quietly(verbose=args.verbose)
     from kdplug.run.experiment import Experiment
 
-    return Experiment(config, **kwargs)
+    return Experiment(_load(args), **kwargs)
 
 
 def cmd_validate(args):
@@ -96,7 +99,7 @@ def cmd_validate(args):
 
 
 def cmd_run(args):
-    report = _experiment(args, log_every_steps=args.log_every).run()
+    report = _experiment(args, log_every_steps=args.log_every).run(fresh=args.fresh)
     t, s = report["teacher"], report["student"]
     print(f"teacher accuracy {t['accuracy']:.4f}, student accuracy {s['accuracy']:.4f}")
     return 0
@@ -140,6 +143,8 @@ def cmd_cache(args):
         print(f"removed {entry['key']} ({cache_admin.format_size(entry['bytes'])})")
     return 0
 
+
+NEEDS_MODELS = ("validate", "run", "finetune-teacher", "plugins")
 
 COMMANDS = {
     "validate": cmd_validate,

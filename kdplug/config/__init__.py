@@ -15,6 +15,8 @@ from kdplug.config.experiment_config import PluginSection
 from kdplug.config.loading import config_from_dict
 from kdplug.config.loading import load_config
 from kdplug.config.loading import parse_augment
+from kdplug.config.refs import MappingRef
+from kdplug.config.refs import PluginRef
 from kdplug.config.schema import parse
 from kdplug.config.sections import AugmentEntry
 from kdplug.config.sections import CacheConfig

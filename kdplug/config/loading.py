@@ -22,6 +22,7 @@ import yaml
 
 from kdplug.config.experiment_config import ExperimentConfig
 from kdplug.config.experiment_config import PluginSection
+from kdplug.config.refs import resolve_refs
 from kdplug.config.schema import parse
 from kdplug.config.sections import AugmentEntry
 from kdplug.config.sections import CacheConfig
@@ -85,6 +86,7 @@ def config_from_dict(data, file=None, plugin_manager=None):
     method_name, method_opts = _split_plugin(top.method, "method", "name", file)
     method_cls = _lookup(plugin_manager.methods, method_name, "method.name", file)
     method_config = parse(method_cls.Config, method_opts, "method", file)
+    resolve_refs(method_config, plugin_manager, "method", file)
 
     student_data = dict(method_cls.default_student)
     if top.student is not None:
@@ -96,6 +98,7 @@ def config_from_dict(data, file=None, plugin_manager=None):
     student_kind, student_opts = _split_plugin(student_data, "student", "kind", file)
     student_cls = _lookup(plugin_manager.students, student_kind, "student.kind", file)
     student_config = parse(student_cls.Config, student_opts, "student", file)
+    resolve_refs(student_config, plugin_manager, "student", file)
     cache = _switchable(CacheConfig, top.cache, "cache", file)
     export = _switchable(ExportConfig, top.export, "export", file)
     config = ExperimentConfig(

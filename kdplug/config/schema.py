@@ -1,5 +1,6 @@
 """Turning plain YAML data into typed dataclasses, with precise errors."""
 
+import copy
 import dataclasses
 import types
 import typing
@@ -97,6 +98,8 @@ def coerce(hint, value, path, file):
         return value
     if dataclasses.is_dataclass(hint):
         return parse(hint, value, path, file)
+    if isinstance(hint, type) and hasattr(hint, "from_data"):
+        return hint.from_data(value, path, file)  # a PluginRef (kdplug.config.refs)
     if hint is bool:
         if not isinstance(value, bool):
             raise ConfigError("expected true or false", file, path, value)
@@ -119,5 +122,14 @@ def coerce(hint, value, path, file):
 
 
 def to_dict(obj):
-    """A dataclass instance back to plain data (for the resolved config)."""
-    return dataclasses.asdict(obj)
+    """A dataclass instance back to plain data (for the resolved config);
+    plugin references print as they were written (`PluginRef.to_data`)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if hasattr(obj, "to_data"):
+        return obj.to_data()
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(to_dict(v) for v in obj)
+    if isinstance(obj, dict):
+        return {k: to_dict(v) for k, v in obj.items()}
+    return copy.deepcopy(obj)

@@ -1,6 +1,5 @@
 import dataclasses
 
-from kdplug.errors import KdplugError
 from kdplug.mapping.layer_mapping import LayerMapping
 
 
@@ -28,9 +27,12 @@ class CustomMapping(LayerMapping):
 
     @dataclasses.dataclass
     class Config:
-        pairs: list = dataclasses.field(default_factory=list)
+        pairs: list
 
         def __post_init__(self):
+            if not self.pairs:
+                raise ValueError("pairs must list at least one "
+                                 "[teacher_layer, student_layer] pair")
             for pair in self.pairs:
                 if (
                     not isinstance(pair, (list, tuple))
@@ -42,8 +44,9 @@ class CustomMapping(LayerMapping):
                         f"pairs must be [teacher_layer, student_layer] integer "
                         f"pairs, got {pair!r}"
                     )
+                if min(pair) < 0:
+                    raise ValueError(
+                        f"layer indexes are 1-based (0 = embeddings), got {pair!r}")
 
     def layer_pairs(self, num_teacher_layers, num_student_layers):
-        if not self.config.pairs:
-            raise KdplugError("layer mapping 'custom' needs at least one pair")
         return [tuple(p) for p in self.config.pairs]

@@ -38,6 +38,11 @@ class SkipMapping(LayerMapping):
 
     def layer_pairs(self, num_teacher_layers, num_student_layers):
         n, m = num_teacher_layers, num_student_layers
+        if m > n and not self.config.every:
+            raise KdplugError(
+                f"layer mapping 'skip' needs a student no deeper than the "
+                f"teacher; got {m} student and {n} teacher layers"
+            )
         k = self.config.every
         last = m if self.config.include_last else m - 1
         pairs = [(j * k if k else j * n // m, j) for j in range(1, last + 1)]

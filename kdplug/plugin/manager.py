@@ -39,9 +39,14 @@ class PluginManager:
 
     Every plugin, built-in or third party, comes through the same path: an
     entry point in the `kdplug.plugins` group (or a direct `register()` call in
-    tests). A plugin that fails to import, uses an unknown hook name, raises
-    while registering or clashes with another plugin's name is recorded as
-    failed, its partial registrations are discarded, and the others still load.
+    tests). Importing it, pluggy's validation of its hooks (e.g. a hook with
+    a wrong argument name), collecting what it registers and committing that
+    to the registries all run inside one isolation: any `Exception` or
+    `SystemExit` there (an import error, `sys.exit()` at import, a raising
+    hook, a name another plugin owns) records the plugin as failed with the
+    reason, rolls back its registry entries and its pluggy registration (its
+    `kdplug_callbacks` never runs), and every other plugin still loads. A
+    lookup of a name such a plugin registers, or might register, says so.
 
     Args:
         load_entrypoints: load every installed `kdplug.plugins` entry point.
@@ -92,21 +97,26 @@ class PluginManager:
             source = ep.dist.name if ep.dist is not None else ep.value
             try:
                 plugin = ep.load()
-            except Exception as e:  # isolate any import-time failure
-                self._fail(ep.name, source, e)
+            except (Exception, SystemExit) as e:  # isolate any import-time failure
+                self._fail(PluginRecord(name=ep.name, source=source), e, [])
                 continue
             self.register(plugin, name=ep.name, source=source)
 
     def register(self, plugin, name, source="<direct>"):
         """Registers one plugin; returns its `PluginRecord`."""
         record = PluginRecord(name=name, source=source)
+        pending = []
+        registered = False
         try:
             self._check_hook_names(plugin)
             pending = self._collect(plugin)
+            self._pm.register(plugin, name=name)  # pluggy validates the hooks
+            registered = True
             self._commit(pending, source, record)
-        except Exception as e:
-            return self._fail(name, source, e, record)
-        self._pm.register(plugin, name=name)
+        except (Exception, SystemExit) as e:
+            if registered:
+                self._pm.unregister(name=name)
+            return self._fail(record, e, pending)
         self.records.append(record)
         return record
 
@@ -142,14 +152,28 @@ class PluginManager:
                 self.registries[kind].remove(cls.name)
             raise
 
-    def _fail(self, name, source, error, record=None):
-        record = record or PluginRecord(name=name, source=source)
+    def _fail(self, record, error, pending):
+        """Records `record` as failed; tells every registry, naming what the
+        plugin would have registered when that is known."""
         record.status = "failed"
         record.registered = []
-        detail = "".join(traceback.format_exception_only(type(error), error))
-        record.error = detail.strip()
+        record.error = failure_reason(error)
         self.records.append(record)
+        names = {}
+        for kind, cls in pending:
+            names.setdefault(kind, []).append(getattr(cls, "name", None))
+        for kind, registry in self.registries.items():
+            registry.note_failure(record, names.get(kind, ()))
         return record
+
+
+def failure_reason(error):
+    """One line saying why a plugin failed: the exception's type and message
+    (`SystemExit` as the exit it asked for)."""
+    if isinstance(error, SystemExit):
+        return f"called sys.exit({error.code!r}) while loading"
+    detail = "".join(traceback.format_exception_only(type(error), error)).strip()
+    return " ".join(detail.split())
 
 
 _default = None

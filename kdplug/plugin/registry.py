@@ -26,6 +26,7 @@ class Registry:
         self.kind = kind
         self._entries = {}
         self._conflicts = {}
+        self._failures = []  # (record, names it would have registered)
 
     def add(self, cls, source):
         name = getattr(cls, "name", None)
@@ -54,9 +55,27 @@ class Registry:
             known = ", ".join(sorted(self._entries)) or "none"
             raise KeyError(
                 f"unknown {self.kind} {name!r}{did_you_mean(name, self._entries)}"
-                f"; known: {known}"
+                f"; known: {known}{self._failure_note(name)}"
             )
         return self._entries[name][0]
+
+    def note_failure(self, record, names=()):
+        """Remembers a plugin that failed to load (a `PluginRecord`), and the
+        names of this kind it would have registered, if known, so that a
+        lookup of a missing name can say why it may be missing."""
+        self._failures.append((record, tuple(n for n in names if n)))
+
+    def _failure_note(self, name):
+        for record, names in self._failures:
+            if name in names:
+                return (f"; {self.kind} {name!r} comes from plugin {record.name!r} "
+                        f"({record.source}), which failed to load: {record.error}")
+        unknown = [record for record, names in self._failures if not names]
+        if not unknown:
+            return ""
+        failed = "; ".join(f"plugin {r.name!r} ({r.source}) failed to load: {r.error}"
+                           for r in unknown)
+        return f"; note: {failed}, and may provide it"
 
     def remove(self, name):
         self._entries.pop(name, None)

@@ -90,3 +90,12 @@ def keras_verbosity(setting):
 def wants_progress_lines(setting):
     """Whether `ProgressLine` should log (`"auto"` off a terminal)."""
     return setting == "auto" and not on_terminal()
+
+
+def progress_lines(name, setting):
+    """`[ProgressLine(name)]` where `wants_progress_lines(setting)`, else `[]`."""
+    if not wants_progress_lines(setting):
+        return []
+    from kdplug.training.callbacks.progress_line import ProgressLine
+
+    return [ProgressLine(name)]

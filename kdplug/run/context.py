@@ -4,8 +4,10 @@ import logging
 import os
 import time
 
+from kdplug import storage
 from kdplug.data.transfer_set import augment_steps
 from kdplug.plugin.manager import get_plugin_manager
+from kdplug.run.run_folder import run_settings
 from kdplug.training.custom_loop import is_chief
 from kdplug.training.distribution import make_strategy
 
@@ -27,10 +29,15 @@ class RunContext:
             `step_history`, the loss curves) every this many optimizer steps.
             Not part of the config: it changes what is logged, not what is
             trained.
+        settings: what the run's results depend on (`run_settings(config)`,
+            computed when not given); every finished stage records its
+            fingerprint, and a stage finished with other settings is never
+            reused.
 
     Attributes:
         log: the run's `logging.Logger` (`kdplug.run`).
         timers: a `Timers`; `report["seconds"]` is `timers.seconds`.
+        settings_fingerprint: `storage.fingerprint(settings)`.
 
     Examples:
 
@@ -44,7 +51,7 @@ class RunContext:
     """
 
     def __init__(self, config, plugins, strategy, run_dir,
-                 log_every_steps=DEFAULT_LOG_EVERY_STEPS):
+                 log_every_steps=DEFAULT_LOG_EVERY_STEPS, settings=None):
         if int(log_every_steps) < 1:
             raise ValueError(f"log_every_steps must be >= 1, got {log_every_steps}")
         self.config = config
@@ -52,12 +59,14 @@ class RunContext:
         self.strategy = strategy
         self.run_dir = run_dir
         self.log_every_steps = int(log_every_steps)
+        self.settings = settings if settings is not None else run_settings(config)
+        self.settings_fingerprint = storage.fingerprint(self.settings)
         self.log = logging.getLogger("kdplug.run")
         self.timers = Timers()
 
     @classmethod
     def create(cls, config, plugin_manager=None, strategy=None,
-               log_every_steps=DEFAULT_LOG_EVERY_STEPS):
+               log_every_steps=DEFAULT_LOG_EVERY_STEPS, settings=None):
         """The context of `config`: the process-wide plugin manager and the
         strategy `training.strategy` names, unless given."""
         return cls(
@@ -66,6 +75,7 @@ class RunContext:
             strategy or make_strategy(config.training.strategy),
             config.run_dir(),
             log_every_steps=log_every_steps,
+            settings=settings,
         )
 
     @property

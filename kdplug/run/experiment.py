@@ -1,6 +1,7 @@
 """`Experiment`: one config, run end to end (what `kdplug run` does)."""
 
-import os
+import contextlib
+import logging
 
 import keras
 import yaml
@@ -9,17 +10,24 @@ from kdplug import storage
 from kdplug.plugin.manager import get_plugin_manager
 from kdplug.run.context import DEFAULT_LOG_EVERY_STEPS
 from kdplug.run.context import RunContext
+from kdplug.run.run_folder import RunFolder
+from kdplug.run.run_folder import run_settings
 from kdplug.training.distribution import precision_policy
+
+log = logging.getLogger(__name__)
 
 
 class Experiment:
     """Runs a validated config with the runner its method declares.
 
-    `run()` seeds every random generator, sets the dtype policy
-    (`training.mixed_precision`), builds the `RunContext` (strategy, run
-    folder, logger, timers), writes the resolved `config.yaml` and hands the
-    run to `method.runner` (`SingleTaskRunner` unless the method declares
-    another). Nothing has to be set on it from outside.
+    `run()` locks the run folder (one run at a time), checks that what the
+    folder already holds was trained with the same settings (`RunFolder`;
+    `fresh=True` first moves an old folder aside), seeds every random
+    generator, sets the dtype policy (`training.mixed_precision`), builds the
+    `RunContext` (strategy, run folder, logger, timers), records the settings
+    and the resolved `config.yaml`, and hands the run to `method.runner`
+    (`SingleTaskRunner` unless the method declares another). Nothing has to
+    be set on it from outside.
 
     Args:
         config: a validated `kdplug.config.ExperimentConfig`.
@@ -42,22 +50,39 @@ class Experiment:
         self.plugin_manager = plugin_manager or get_plugin_manager()
         self.log_every_steps = log_every_steps
 
-    def run(self):
-        """Trains, evaluates and reports; returns the report dict."""
-        with precision_policy(self.config.training.mixed_precision):
-            runner = self._runner()
-            self._write_config(runner.context)
-            return runner.run()
+    def run(self, fresh=False):
+        """Trains, evaluates and reports; returns the report dict.
+
+        Args:
+            fresh: move an existing run folder aside (`<run>.old-<time>`)
+                and start over (`kdplug run --fresh`).
+        """
+        folder = RunFolder(self.config.run_dir())
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(folder.lock())
+            if fresh:
+                moved = folder.move_aside()
+                if moved:
+                    log.info("run folder: moved the previous run to %s", moved)
+                stack.enter_context(folder.lock())  # the new, empty folder
+            settings = run_settings(self.config)
+            folder.check(settings, self.config.file)
+            with precision_policy(self.config.training.mixed_precision):
+                runner = self._runner(settings)
+                folder.record(settings)
+                self._write_config(runner.context)
+                return runner.run()
 
     def finetune_teacher(self):
         """Only fine-tunes (and caches) the teacher(s); returns their info."""
         with precision_policy(self.config.training.mixed_precision):
             return self._runner().finetune_teacher()
 
-    def _runner(self):
+    def _runner(self, settings=None):
         keras.utils.set_random_seed(self.config.seed)
         context = RunContext.create(self.config, self.plugin_manager,
-                                    log_every_steps=self.log_every_steps)
+                                    log_every_steps=self.log_every_steps,
+                                    settings=settings)
         replicas = context.strategy.num_replicas_in_sync
         context.log.info("strategy: %s, %d replica%s", type(context.strategy).__name__,
                          replicas, "" if replicas == 1 else "s")
@@ -65,6 +90,5 @@ class Experiment:
         return method.runner(method, context)
 
     def _write_config(self, context):
-        os.makedirs(context.run_dir, exist_ok=True)
         storage.write_text(context.path("config.yaml"),
                            yaml.safe_dump(self.config.to_dict(), sort_keys=False))

@@ -8,12 +8,13 @@ import tensorflow as tf
 
 from kdplug import storage
 from kdplug.data.masking import stage_dataset
+from kdplug.errors import ConfigError
 from kdplug.run.console import keras_verbosity
-from kdplug.run.console import wants_progress_lines
+from kdplug.run.console import progress_lines
+from kdplug.run.run_folder import ways_out
 from kdplug.students.utils import force_trainable
 from kdplug.teacher.pipeline import TeacherPipeline
 from kdplug.teacher.pipeline import carries_taps
-from kdplug.training.callbacks import ProgressLine
 from kdplug.training.callbacks import ResumableBackup
 from kdplug.training.callbacks import RunHistory
 from kdplug.training.callbacks import StopOnNaN
@@ -29,7 +30,10 @@ class StageRunner:
 
     A stage finished by an earlier run (its weights file exists under
     `stages/`) is not trained again: the student's weights, the terms' own
-    weights and the stage's recorded history are loaded instead. An
+    weights and the stage's recorded history are loaded instead, but only
+    when the stage was trained with the run's settings (the fingerprint
+    recorded with it equals `context.settings_fingerprint`); otherwise the
+    run stops with a `ConfigError`, before anything is loaded. An
     interrupted stage resumes from its last epoch backup under `backup/`.
     Training runs through `Distiller.fit` or, where Keras' `fit` cannot
     (multi-worker, XLA over several local replicas), through
@@ -80,10 +84,17 @@ class StageRunner:
         done = ctx.path("stages", f"{tag}.weights.h5")
         history_file = ctx.path("stages", f"{tag}.history.json")
         if os.path.isfile(done):
+            recorded = StageHistory.load(history_file)
+            if recorded.settings != ctx.settings_fingerprint:
+                raise ConfigError(
+                    f"stage {stage.name!r} in {ctx.run_dir} was trained with other "
+                    f"settings (recorded {recorded.settings or 'none'}, this run "
+                    f"{ctx.settings_fingerprint}); it cannot be reused. "
+                    + ways_out(ctx.run_dir), ctx.config.file, "output_dir")
             student.load_weights(done)
             load_term_weights(stage.terms, ctx.path("stages", f"{tag}.terms.npz"))
             ctx.log.info("stage %s: already finished, loaded %s", stage.name, done)
-            return StageHistory.load(history_file)
+            return recorded
         cfg = ctx.config.training
         force_trainable(student)  # undo a previous stage's freezing
         if stage.trainable is not None:
@@ -124,8 +135,7 @@ class StageRunner:
                      keras.callbacks.TensorBoard(ctx.path("tensorboard", tag))]
         if not custom_loop:  # the custom loop checkpoints itself
             callbacks.insert(1, ResumableBackup(backup, stage.name))
-        if wants_progress_lines(cfg.verbose):
-            callbacks.append(ProgressLine(stage.name))
+        callbacks.extend(progress_lines(stage.name, cfg.verbose))
         for extra in ctx.plugins.hook.kdplug_callbacks(config=ctx.config):
             callbacks.extend(extra or [])
         callbacks.extend(stage_schedules(cfg.schedules, stage, steps * epochs))
@@ -154,7 +164,8 @@ class StageRunner:
                 )
         ctx.log.info("stage %s: done, %d optimizer steps", stage.name,
                      int(distiller.optimizer.iterations.numpy()))
-        result = StageHistory(history.epoch_history(), history.steps)
+        result = StageHistory(history.epoch_history(), history.steps,
+                              settings=ctx.settings_fingerprint)
         if ctx.is_chief:
             result.save(history_file)
             save_term_weights(stage.terms, ctx.path("stages", f"{tag}.terms.npz"))
@@ -186,7 +197,8 @@ class StageRunner:
 class StageHistory:
     """What a stage logged: `epochs` (`{key: [value per epoch]}`, like Keras'
     `History.history`) and `steps` (`{"step": [...], "epoch": [...], key:
-    [...]}`, every `log_every_steps` optimizer steps).
+    [...]}`, every `log_every_steps` optimizer steps), and the fingerprint of
+    the settings that trained it (`settings`).
 
     Examples:
 
@@ -196,19 +208,21 @@ class StageHistory:
     ```
     """
 
-    def __init__(self, epochs=None, steps=None):
+    def __init__(self, epochs=None, steps=None, settings=None):
         self.epochs = dict(epochs or {})
         self.steps = dict(steps or {})
+        self.settings = settings
 
     @classmethod
     def load(cls, path):
-        """The history recorded with a finished stage (empty for a stage
-        finished by kdplug 0.1, which recorded none)."""
+        """The history recorded with a finished stage (empty, with no
+        settings, when there is none: a stage finished by kdplug 0.1)."""
         data = storage.read_json(path) or {}
-        return cls(data.get("epochs"), data.get("steps"))
+        return cls(data.get("epochs"), data.get("steps"), data.get("settings"))
 
     def save(self, path):
-        storage.write_json(path, {"epochs": self.epochs, "steps": self.steps})
+        storage.write_json(path, {"settings": self.settings, "epochs": self.epochs,
+                                  "steps": self.steps})
 
 
 def save_term_weights(terms, path):

@@ -13,7 +13,7 @@ def narrow_bert(vocabulary_size, num_classes, num_layers=4, hidden_dim=312,
     heads). It is a keras-hub `BertBackbone` inside a `BertClassifier`, so it
     has every BERT tap; `hidden/<i>` is `hidden_dim` wide, so matching a
     teacher's hidden states needs a projection
-    (`kdplug.mapping.build_projections`). It shares the teacher's WordPiece
+    (`kdplug.mapping.projection_builder`). It shares the teacher's WordPiece
     vocabulary (same `token_ids`); factorised embeddings are not offered (see
     the `bottleneck` student for those).
 

@@ -2,19 +2,31 @@
 
 import logging
 import os
+import shutil
 import time
 
+import numpy as np
+
 from kdplug import storage
+from kdplug.errors import TrainingError
+from kdplug.run.console import keras_verbosity
+from kdplug.run.console import progress_lines
 from kdplug.storage import cache_root
 from kdplug.storage import fingerprint
 from kdplug.storage import fingerprint_path
 from kdplug.teacher.objectives import ClassificationObjective
+from kdplug.training.callbacks.stop_on_nan import StopOnNaN
 from kdplug.training.optimizers import make_optimizer
 
 log = logging.getLogger(__name__)
 
 INFO = "info.json"
 WEIGHTS = "model.weights.h5"
+
+
+def all_finite(model):
+    """Whether every weight of `model` is finite."""
+    return all(np.isfinite(np.asarray(w)).all() for w in model.get_weights())
 
 
 class TeacherFinetuner:
@@ -74,9 +86,16 @@ class TeacherFinetuner:
         info_path = os.path.join(self.cache_dir, INFO)
         info = storage.read_json(info_path)
         if os.path.isfile(self.weights_path) and info is not None:
+            initial = teacher.get_weights()
             teacher.load_weights(self.weights_path)
-            log.info("teacher: loaded fine-tuned weights from %s", self.cache_dir)
-            return dict(info, cached=True)
+            if all_finite(teacher):
+                log.info("teacher: loaded fine-tuned weights from %s", self.cache_dir)
+                return dict(info, cached=True)
+            # kdplug 0.1 cached teachers whose fine-tuning diverged
+            log.warning("teacher: the cached weights in %s are not finite; "
+                        "removing them and fine-tuning again", self.cache_dir)
+            shutil.rmtree(self.cache_dir, ignore_errors=True)
+            teacher.set_weights(initial)
         ft = self.config.teacher.finetune
         steps = int(train_ds.cardinality()) * ft.epochs
         teacher.compile(
@@ -91,12 +110,22 @@ class TeacherFinetuner:
                  self.objective.name, ft.epochs, steps)
         start = time.perf_counter()
         history = teacher.fit(
-            train_ds, epochs=ft.epochs, verbose=self.config.training.verbose,
+            train_ds, epochs=ft.epochs,
+            verbose=keras_verbosity(self.config.training.verbose),
             shuffle=False,  # the dataset reshuffles itself every epoch
+            callbacks=[StopOnNaN("teacher fine-tuning",
+                                 learning_rate_field="teacher.finetune.learning_rate"),
+                       *progress_lines("teacher fine-tuning",
+                                       self.config.training.verbose)],
         )
+        if not all_finite(teacher):  # never cache a broken teacher
+            raise TrainingError(
+                "teacher fine-tuning produced non-finite weights (learning rate "
+                f"{ft.learning_rate:g}); lower teacher.finetune.learning_rate. "
+                "Nothing was cached.")
         info = {"seconds": time.perf_counter() - start,
                 **self.objective.info(history.history, teacher, val_ds)}
-        storage.save_weights(teacher, self.weights_path)
+        storage.save_weights(teacher, self.weights_path, include_optimizer=False)
         storage.write_json(info_path, info, indent=None)  # written last
         log.info("teacher: cached fine-tuned weights in %s", self.cache_dir)
         return dict(info, cached=False)

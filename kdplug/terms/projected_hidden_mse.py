@@ -2,8 +2,8 @@ import keras
 from keras import ops
 
 from kdplug.errors import KdplugError
-from kdplug.mapping.build_projections import check_tap_pair
 from kdplug.mapping.projection import Projection
+from kdplug.mapping.projection_builder import check_tap_pair
 from kdplug.terms.paired_term import PairedTerm
 from kdplug.terms.pairs import check_pairs
 from kdplug.terms.pairs import masked_token_mean

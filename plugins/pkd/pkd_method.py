@@ -2,10 +2,10 @@ import dataclasses
 from typing import Literal
 
 import kdplug
+from kdplug.config.refs import MappingRef
 from kdplug.terms import HardLabelCrossEntropy
 from kdplug.terms import NormalizedClsMSE
 from kdplug.terms import SoftTargetCrossEntropy
-from kdplug_plugins.pkd.layer_map import pkd_layer_map
 
 
 class PKDMethod(kdplug.Method):
@@ -17,8 +17,10 @@ class PKDMethod(kdplug.Method):
     factor), `hard` the cross-entropy with gold labels, and `patient` the
     squared distance between L2-normalised [CLS] vectors of mapped layers,
     summed over the pairs (`NormalizedClsMSE`). The student's layers below
-    its top one are mapped to teacher layers by `strategy` (see
-    `pkd_layer_map`); the teacher's top layer is covered by the soft loss.
+    its top one are mapped to teacher layers by `strategy`, the registered
+    `skip` or `last` layer mapping (`kdplug.mapping.SkipMapping`: student
+    layer `j` <- teacher layer `j * N // M`; `LastMapping`: `N - M + j`); the
+    teacher's top layer is covered by the soft loss.
 
     The default student is the teacher's first 3 layers (`first_k`), as in
     the paper (which initialises BERT_3 / BERT_6 from BERT_12's first
@@ -65,10 +67,10 @@ class PKDMethod(kdplug.Method):
                 )
 
     def layer_map(self, teacher, student):
-        """The `(teacher_layer, student_layer)` pairs (1-based) for these models."""
-        return pkd_layer_map(
-            self.config.strategy, teacher.num_layers, student.num_layers
-        )
+        """The `(teacher_layer, student_layer)` pairs (1-based) for these
+        models: the registered `skip` / `last` mapping, checked against both."""
+        mapping = MappingRef.of(self.config.strategy, path="method.strategy").build()
+        return mapping.resolve(teacher, student)
 
     def stages(self, teacher, student):
         cfg = self.config

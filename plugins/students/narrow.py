@@ -11,7 +11,7 @@ class NarrowStudent(kdplug.StudentKind):
 
     Same WordPiece vocabulary and inputs as the teacher; every width is
     configurable. Layer-wise terms need a projection where `hidden_dim`
-    differs from the teacher's (`kdplug.mapping.build_projections`).
+    differs from the teacher's (`kdplug.mapping.projection_builder`).
 
     Config:
         num_layers: transformer layers (TinyBERT-4: 4).

@@ -3,6 +3,7 @@ from typing import Literal
 from typing import Optional
 
 import kdplug
+from kdplug.config.refs import MappingRef
 from kdplug.errors import KdplugError
 from kdplug.mapping import EMBEDDINGS
 from kdplug.mapping import check_tap_pair
@@ -54,9 +55,11 @@ class TinyBertMethod(kdplug.Method):
     Config:
         stages: which stages to run, a subset of `general`,
             `task_intermediate`, `task_prediction`, in that order.
-        mapping: name of a registered layer mapping (`uniform`, `skip`,
-            `last`) pairing teacher and student transformer layers; the
-            embeddings always pair with the embeddings.
+        mapping: the layer mapping pairing teacher and student transformer
+            layers, a registered mapping's name (`uniform`, `skip`, `last`)
+            or a name with options (`{name: custom, pairs: [[2, 1], [4, 2]]}`),
+            validated with the config; the embeddings always pair with the
+            embeddings.
         temperature: softmax temperature of the prediction loss (paper: 1).
         embedding_weight, hidden_weight, attention_weight: weights of the
             intermediate losses (0 drops the term).
@@ -93,7 +96,7 @@ class TinyBertMethod(kdplug.Method):
     @dataclasses.dataclass
     class Config:
         stages: list = dataclasses.field(default_factory=lambda: list(STAGES))
-        mapping: str = "uniform"
+        mapping: MappingRef = "uniform"
         temperature: float = 1.0
         embedding_weight: float = 1.0
         hidden_weight: float = 1.0
@@ -153,14 +156,8 @@ class TinyBertMethod(kdplug.Method):
             return [s for s in self.stages if s != "task_prediction"]
 
     def layer_mapping(self):
-        """The configured `kdplug.mapping.LayerMapping` (looked up by name)."""
-        from kdplug.plugin.manager import get_plugin_manager
-
-        try:
-            cls = get_plugin_manager().mappings.get(self.config.mapping)
-        except KeyError as e:
-            raise KdplugError(f"tinybert: {e.args[0]}") from None
-        return cls()
+        """The configured `kdplug.mapping.LayerMapping`."""
+        return MappingRef.of(self.config.mapping, path="method.mapping").build()
 
     def layer_map(self, teacher, student):
         """`(teacher_layer, student_layer)` pairs of transformer layers (1-based)."""

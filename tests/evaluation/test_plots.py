@@ -65,3 +65,25 @@ def test_plain_number_latency_and_empty_history(tmp_path):
     assert read_png(paths["loss_curves"]).shape[:2] == (360, 500)
     with pytest.raises(KeyError):
         plots.teacher_vs_student({"teacher": report["teacher"]}, str(tmp_path / "x.png"))
+
+
+def test_loss_curves_over_steps_draw_each_record(tmp_path, monkeypatch):
+    drawn = []
+    real = plots._step_curves
+
+    def spy(ax, hist, per_step):
+        result = real(ax, hist, per_step)
+        drawn.append([(tuple(line.get_xdata()), tuple(line.get_ydata()), line.get_label())
+                      for line in ax.get_lines()])
+        return result
+
+    monkeypatch.setattr(plots, "_step_curves", spy)
+    steps = {"distill": {"step": [10, 20, 25, 35, 45, 50], "epoch": [0, 0, 0, 1, 1, 1],
+                         "loss": [0.9, 0.7, 0.6, 0.5, 0.45, 0.4],
+                         "accuracy": [0.5, 0.6, 0.6, 0.7, 0.7, 0.8]}}
+    history = {"distill": {"loss": [0.7, 0.45], "val_loss": [0.8, 0.6]}}
+    read_png(plots.loss_curves(history, str(tmp_path / "steps.png"), steps=steps))
+    [lines] = drawn
+    assert lines[0] == ((10, 20, 25, 35, 45, 50), (0.9, 0.7, 0.6, 0.5, 0.45, 0.4), "loss")
+    # validation values at each epoch's last recorded step; accuracy left out
+    assert lines[1] == ((25, 50), (0.8, 0.6), "val_loss") and len(lines) == 2

@@ -106,3 +106,69 @@ def test_callbacks_hook_collects_plugin_callbacks():
     pm.register(module, "cb")
     results = pm.hook.kdplug_callbacks(config=None)
     assert len(results) == 1 and isinstance(results[0][0], keras.callbacks.History)
+
+
+def test_mis_signatured_hook_fails_and_registers_nothing():
+    calls = []
+    module = method_plugin("badsig", "badsig-method")
+    module.kdplug_callbacks = kdplug.hookimpl(lambda cfg: calls.append(cfg) or [])
+    pm = PluginManager(load_entrypoints=False)
+    good = pm.register(method_plugin("good", "good-method"), "good", "pkg-good")
+    record = pm.register(module, "badsig", "pkg-badsig")
+    assert good.status == "ok" and record.status == "failed"
+    assert record.error.startswith("pluggy._manager.PluginValidationError: ")
+    assert "kdplug_callbacks" in record.error and "'cfg'" in record.error
+    assert pm.methods.names() == ["good-method"]
+    assert pm.hook.kdplug_callbacks(config=None) == [] and calls == []
+    with pytest.raises(KeyError) as e:
+        pm.methods.get("badsig-method")
+    assert ("method 'badsig-method' comes from plugin 'badsig' (pkg-badsig), which "
+            "failed to load: pluggy._manager.PluginValidationError") in e.value.args[0]
+
+
+def test_sys_exit_in_a_register_hook_is_isolated_and_rolled_back():
+    calls = []
+
+    def register_and_exit(register):
+        register(type("Half", (kdplug.Method,), {"name": "half-method"}))
+        raise SystemExit(4)
+
+    module = types.ModuleType("exits")
+    module.kdplug_register_methods = kdplug.hookimpl(register_and_exit)
+    module.kdplug_callbacks = kdplug.hookimpl(lambda config: calls.append(1) or [])
+    pm = PluginManager(load_entrypoints=False)
+    record = pm.register(module, "exits", "pkg-exits")
+    assert record.status == "failed" and record.error == "called sys.exit(4) while loading"
+    assert "half-method" not in pm.methods
+    assert pm.hook.kdplug_callbacks(config=None) == [] and calls == []
+
+
+def test_sys_exit_at_import_is_isolated_and_named_in_unknown_name_errors(
+        monkeypatch, tmp_path):
+    (tmp_path / "kdplug_test_exits_xyz.py").write_text(
+        "import sys\nsys.exit('no thanks')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    exits = importlib.metadata.EntryPoint(
+        name="exits", value="kdplug_test_exits_xyz", group="kdplug.plugins")
+    real = importlib.metadata.entry_points
+    monkeypatch.setattr(importlib.metadata, "entry_points",
+                        lambda group: list(real(group=group)) + [exits])
+    pm = PluginManager()
+    record = {r.name: r for r in pm.records}["exits"]
+    assert record.status == "failed"
+    assert record.error == "called sys.exit('no thanks') while loading"
+    assert "kd" in pm.methods and "truncated" in pm.students
+    with pytest.raises(KeyError) as e:
+        pm.students.get("tiny-lstm")
+    assert ("note: plugin 'exits' (kdplug_test_exits_xyz) failed to load: called "
+            "sys.exit('no thanks') while loading, and may provide it") in e.value.args[0]
+
+
+def test_keyboard_interrupt_is_not_swallowed():
+    def interrupted(register):
+        raise KeyboardInterrupt
+
+    module = types.ModuleType("ctrl_c")
+    module.kdplug_register_methods = kdplug.hookimpl(interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        PluginManager(load_entrypoints=False).register(module, "ctrl_c")

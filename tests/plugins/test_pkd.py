@@ -10,25 +10,41 @@ from kdplug.config import config_from_dict
 from kdplug.config import load_config
 from kdplug.errors import ConfigError
 from kdplug.errors import KdplugError
-from kdplug_plugins.pkd.layer_map import pkd_layer_map
 from kdplug_plugins.pkd.pkd_method import PKDMethod
 from kdplug_plugins.students.truncated import TruncatedStudent
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def test_layer_maps_follow_the_paper():
+class Depth:
+    """A stand-in model with only a depth (what a layer mapping reads)."""
+
+    def __init__(self, num_layers):
+        self.num_layers = num_layers
+
+
+def pkd_pairs(strategy, n, m):
+    return PKDMethod(PKDMethod.Config(strategy=strategy)).layer_map(Depth(n), Depth(m))
+
+
+def test_layer_maps_follow_the_paper_through_the_registered_mappings():
     # The teacher's top layer is matched by the soft loss, never patient-matched.
-    assert pkd_layer_map("skip", 6, 3) == [(2, 1), (4, 2)]
-    assert pkd_layer_map("last", 6, 3) == [(4, 1), (5, 2)]
-    assert [t for t, _ in pkd_layer_map("skip", 12, 6)] == [2, 4, 6, 8, 10]
-    assert [t for t, _ in pkd_layer_map("last", 12, 6)] == [7, 8, 9, 10, 11]
-    assert [t for t, _ in pkd_layer_map("skip", 12, 3)] == [4, 8]
-    assert pkd_layer_map("skip", 6, 1) == []
-    with pytest.raises(KdplugError, match="no deeper"):
-        pkd_layer_map("skip", 3, 4)
-    with pytest.raises(KdplugError, match="strategy"):
-        pkd_layer_map("middle", 6, 3)
+    assert pkd_pairs("skip", 6, 3) == [(2, 1), (4, 2)]
+    assert pkd_pairs("last", 6, 3) == [(4, 1), (5, 2)]
+    assert [t for t, _ in pkd_pairs("skip", 12, 6)] == [2, 4, 6, 8, 10]
+    assert [t for t, _ in pkd_pairs("last", 12, 6)] == [7, 8, 9, 10, 11]
+    assert [t for t, _ in pkd_pairs("skip", 12, 3)] == [4, 8]
+    assert pkd_pairs("skip", 6, 1) == []
+    for strategy in ("skip", "last"):
+        with pytest.raises(KdplugError, match="no deeper"):
+            pkd_pairs(strategy, 3, 4)
+    # the same pairs as the registered strategies a config can name
+    from kdplug.mapping import LastMapping
+    from kdplug.mapping import SkipMapping
+
+    for n, m in ((6, 3), (12, 6), (12, 4), (6, 6)):
+        assert pkd_pairs("skip", n, m) == SkipMapping().layer_pairs(n, m)
+        assert pkd_pairs("last", n, m) == LastMapping().layer_pairs(n, m)
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,9 @@ class StopOnNaN(keras.callbacks.Callback):
     Args:
         stage: the stage name, for the message.
         checkpoint_dir: where the last good checkpoint lives, for the message.
+        learning_rate_field: the config field whose learning rate trains
+            this model (`training.learning_rate`; the teacher's fine-tuning
+            passes `teacher.finetune.learning_rate`), named in the message.
 
     Examples:
 
@@ -25,10 +28,12 @@ class StopOnNaN(keras.callbacks.Callback):
     ```
     """
 
-    def __init__(self, stage="train", checkpoint_dir=None):
+    def __init__(self, stage="train", checkpoint_dir=None,
+                 learning_rate_field="training.learning_rate"):
         super().__init__()
         self.stage = stage
         self.checkpoint_dir = checkpoint_dir
+        self.learning_rate_field = learning_rate_field
         self._epoch = 0
 
     def on_epoch_begin(self, epoch, logs=None):
@@ -49,5 +54,5 @@ class StopOnNaN(keras.callbacks.Callback):
         raise TrainingError(
             f"stage {self.stage!r}: loss became {loss} at epoch "
             f"{self._epoch + 1}, batch {batch + 1}{where}. Lower "
-            "training.learning_rate or check the data."
+            f"{self.learning_rate_field} or check the data."
         )
