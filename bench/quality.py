@@ -324,12 +324,12 @@ def teacher_job(config_path, result_path):
     from kdplug.storage import cache_root
     from kdplug.teacher.finetune import TeacherFinetuner
     from kdplug.teacher.loading import load_teacher
-    from kdplug.teacher.loading import resolve_source
+    from kdplug.teacher.sources import resolve_source
 
     cfg = load_config(config_path)
     keras.utils.set_random_seed(cfg.seed)
     context = RunContext.create(cfg)
-    splits = read_splits(cfg.data, cfg.resolve_path)
+    splits = read_splits(cfg.data, cfg.resolve_path, seed=cfg.seed)
     teacher, tokenizer, info = SingleTaskRunner(context.method(), context).prepare_teacher(
         splits)
     test_ds = TeacherSetup(context).encoder(tokenizer).dataset(

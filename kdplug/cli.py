@@ -6,15 +6,25 @@ import sys
 from kdplug.errors import KdplugError
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors end in the same one `kdplug: error:` line as every other
+    error (`kdplug: error: run: argument --log-every: ...`), exit status 2."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        where = self.prog[len("kdplug"):].strip()
+        self.exit(2, f"kdplug: error: {where + ': ' if where else ''}{message}\n")
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="kdplug",
         description="Knowledge distillation for Keras 3, driven by YAML configs.",
     )
     verbose_help = "debug messages, and TensorFlow's own start-up and C++ log output"
     parser.add_argument("-v", "--verbose", action="store_true", help=verbose_help)
     # `--verbose` after the command too (`kdplug run x.yaml -v`)
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument("-v", "--verbose", action="store_true",
                         default=argparse.SUPPRESS, help=verbose_help)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -34,7 +44,8 @@ def build_parser():
     p = add("finetune-teacher", help="fine-tune and cache the teacher only")
     p.add_argument("config")
     add("plugins", help="list plugins and what they register")
-    p = add("cache", help="list or remove cached teacher outputs")
+    p = add("cache", help="list or remove cache entries (teacher outputs, "
+                          "fine-tuned teachers, transfer sets)")
     cache_sub = p.add_subparsers(dest="cache_command", required=True)
     cache_sub.add_parser("ls", help="list entries, state and size")
     rm = cache_sub.add_parser("rm", help="remove KEY (or a unique prefix) or --all")
@@ -76,9 +87,11 @@ def _positive_int(text):
 
 def _load(args):
     from kdplug.config import load_config
+    from kdplug.config.loading import check_output_dir
 
     config = load_config(args.config)
     if getattr(args, "output_dir", None):
+        check_output_dir(args.output_dir, "--output-dir")
         config.output_dir = args.output_dir
     return config
 
@@ -92,8 +105,12 @@ def _experiment(args, **kwargs):
 def cmd_validate(args):
     import yaml
 
+    from kdplug.run.preflight import check_inputs
+
     config = _load(args)
     print(yaml.safe_dump(config.to_dict(), sort_keys=False), end="")
+    for line in check_inputs(config):
+        print(line)
     print(f"{args.config}: OK")
     return 0
 
@@ -137,10 +154,17 @@ def cmd_cache(args):
     if args.cache_command == "ls":
         print(cache_admin.format_entries(cache_admin.list_entries()))
         return 0
-    removed = (cache_admin.remove_all() if args.all
-               else [cache_admin.remove(args.key)])
+    if args.all:
+        removed, foreign = cache_admin.remove_all()
+    else:
+        removed, foreign = [cache_admin.remove(args.key)], []
     for entry in removed:
-        print(f"removed {entry['key']} ({cache_admin.format_size(entry['bytes'])})")
+        print(f"removed {entry['kind']} {entry['key']} "
+              f"({cache_admin.format_size(entry['bytes'])})")
+    for entry in foreign:
+        print(f"left {entry['path']} alone ({entry['status']}: not created by kdplug)")
+    if not removed and not foreign:
+        print(f"no cache entries in {cache_admin.cache_root()}")
     return 0
 
 

@@ -235,6 +235,15 @@ def fingerprint_file(path):
     return h.hexdigest()
 
 
+def file_sha256(path):
+    """The sha256 hex digest of a whole file."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(_CHUNK), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def fingerprint_path(path):
     """A fingerprint of a file or of every file below a folder; other
     strings (e.g. a preset name) fingerprint as themselves."""
@@ -258,6 +267,52 @@ def fingerprint(obj):
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+# ------------------------------------------------------------- cache entries
+CACHE_ENV = "KDPLUG_CACHE_DIR"
+ENTRY_MARKER = ".kdplug-entry"
+
+
 def cache_root():
-    """`$KDPLUG_CACHE_DIR`, or `~/.cache/kdplug`."""
-    return os.path.expanduser(os.environ.get("KDPLUG_CACHE_DIR", "~/.cache/kdplug"))
+    """`$KDPLUG_CACHE_DIR`, or `~/.cache/kdplug` when it is unset or empty.
+
+    A relative value is refused rather than resolved against the working
+    directory (where `kdplug cache rm --all` could reach the user's files).
+    """
+    value = os.environ.get(CACHE_ENV, "").strip()
+    if not value:
+        return os.path.expanduser("~/.cache/kdplug")
+    path = os.path.expanduser(value)
+    if not os.path.isabs(path):
+        from kdplug.errors import KdplugError
+
+        raise KdplugError(
+            f"{CACHE_ENV}={value!r} is a relative path; set it to an absolute "
+            f"folder (e.g. {CACHE_ENV}=$HOME/.cache/kdplug) or unset it")
+    return path
+
+
+def mark_entry(path, kind, key, **details):
+    """Creates cache entry folder `path` and its marker (once).
+
+    Only folders carrying this marker are ever removed by `kdplug cache rm`.
+    Args:
+        kind: `teacher-outputs`, `teacher` or `transfer-set`.
+        key: the entry's key (its folder name).
+        details: more JSON-able facts to record.
+    """
+    os.makedirs(path, exist_ok=True)
+    marker = os.path.join(path, ENTRY_MARKER)
+    if not os.path.isfile(marker):
+        import datetime
+
+        created = datetime.datetime.now(datetime.timezone.utc).isoformat(
+            timespec="seconds")
+        write_json(marker, {"kind": kind, "key": key, "created": created, **details},
+                   indent=None)
+    return path
+
+
+def entry_marker(path):
+    """The marker dict of cache entry folder `path`, or None."""
+    marker = read_json(os.path.join(path, ENTRY_MARKER))
+    return marker if isinstance(marker, dict) else None

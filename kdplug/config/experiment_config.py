@@ -61,7 +61,7 @@ class ExperimentConfig:
     def resolve_path(self, path):
         """A path from the config, relative to the config file's folder."""
         path = os.path.expanduser(path)
-        return path if os.path.isabs(path) else os.path.join(self.base_dir, path)
+        return os.path.normpath(os.path.join(self.base_dir, path))
 
     def run_dir(self):
         return os.path.abspath(self.output_dir.format(name=self.name))

@@ -15,6 +15,8 @@ config.method.name, config.method_config.temperature
 
 import dataclasses
 import os
+import string
+from typing import Annotated
 from typing import Optional
 from typing import Union
 
@@ -22,6 +24,7 @@ import yaml
 
 from kdplug.config.experiment_config import ExperimentConfig
 from kdplug.config.experiment_config import PluginSection
+from kdplug.config.ranges import Range
 from kdplug.config.refs import resolve_refs
 from kdplug.config.schema import parse
 from kdplug.config.sections import AugmentEntry
@@ -32,6 +35,7 @@ from kdplug.config.sections import TeacherConfig
 from kdplug.config.sections import TeacherPipelineConfig
 from kdplug.config.sections import TrainingConfig
 from kdplug.errors import ConfigError
+from kdplug.errors import did_you_mean
 
 
 @dataclasses.dataclass
@@ -42,7 +46,7 @@ class _Top:
     method: dict
     student: Optional[dict] = None
     training: Optional[dict] = None
-    seed: int = 0
+    seed: Annotated[int, Range(0, 2**32 - 1)] = 0
     output_dir: str = "runs/{name}"
     augment: Optional[list] = None
     cache: Union[bool, dict, None] = None
@@ -51,6 +55,9 @@ class _Top:
 
 def load_config(path, plugin_manager=None):
     """Reads and validates a YAML experiment config file."""
+    if os.path.isdir(path):
+        raise ConfigError("is a folder, not a config file (pass a .yaml file, "
+                          "e.g. configs/quickstart.yaml)", file=path)
     if not os.path.isfile(path):
         raise ConfigError("config file not found", file=path)
     try:
@@ -72,6 +79,7 @@ def config_from_dict(data, file=None, plugin_manager=None):
     if not isinstance(data, dict):
         raise ConfigError("a config must be a mapping of sections", file, None, data)
     top = parse(_Top, data, "", file)
+    check_output_dir(top.output_dir, file)
     data_cfg = parse(DataConfig, top.data, "data", file)
     teacher_data = top.teacher
     pipeline = None
@@ -166,6 +174,26 @@ def parse_augment(entries, registry, file=None, resolve_path=None, path="augment
                     setattr(config, field, resolve_path(value))
         out.append(AugmentEntry(name, n, config))
     return out
+
+
+OUTPUT_DIR_FIELDS = ("name",)
+
+
+def check_output_dir(template, file):
+    """`output_dir` may use `{name}` (the config's name) and nothing else."""
+    if not template.strip():
+        raise ConfigError("must name a folder, e.g. runs/{name}", file,
+                          "output_dir", template)
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+    except ValueError as e:
+        raise ConfigError(f"not a valid folder template ({e}); write literal "
+                          "braces as {{ and }}", file, "output_dir", template) from None
+    for field in fields:
+        if field not in OUTPUT_DIR_FIELDS:
+            raise ConfigError(
+                f"unknown placeholder {{{field}}}{did_you_mean(field, OUTPUT_DIR_FIELDS)}"
+                f"; output_dir may use {{name}}", file, "output_dir", template)
 
 
 def _switchable(cls, value, path, file):

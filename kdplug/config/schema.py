@@ -5,6 +5,7 @@ import dataclasses
 import types
 import typing
 
+from kdplug.config.ranges import Range
 from kdplug.errors import ConfigError
 from kdplug.errors import did_you_mean
 
@@ -12,9 +13,11 @@ from kdplug.errors import did_you_mean
 def parse(cls, data, path, file=None):
     """Validates `data` against dataclass `cls` and returns an instance.
 
-    Unknown keys, missing required fields, wrong types and values rejected by
-    the dataclass's own `__post_init__` raise `ConfigError` naming the file,
-    the dotted field path and the value, with the nearest valid key suggested.
+    Unknown keys, missing required fields, wrong types, values outside a
+    field's declared `Range` (`Annotated[int, Range(1, 100)]`, see
+    `kdplug.config.ranges`) and values rejected by the dataclass's own
+    `__post_init__` raise `ConfigError` naming the file, the dotted field
+    path and the value, with the nearest valid key suggested.
 
     Args:
         cls: a dataclass type whose fields carry type hints.
@@ -35,7 +38,7 @@ def parse(cls, data, path, file=None):
     if not isinstance(data, dict):
         raise ConfigError("expected a mapping", file, path or "<root>", data)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
-    hints = typing.get_type_hints(cls)
+    hints = typing.get_type_hints(cls, include_extras=True)
     for key in data:
         if key not in fields:
             raise ConfigError(
@@ -67,9 +70,18 @@ def coerce(hint, value, path, file):
     args = typing.get_args(hint)
     if hint is typing.Any:
         return value
+    if origin is typing.Annotated:
+        value = coerce(args[0], value, path, file)
+        for bound in args[1:]:
+            if isinstance(bound, Range) and value is not None and not bound.contains(value):
+                raise ConfigError(bound.describe(), file, path, value)
+        return value
     if origin in (typing.Union, types.UnionType):
         if value is None and type(None) in args:
             return None
+        options = [a for a in args if a is not type(None)]
+        if len(options) == 1:  # Optional[X]: X's own error, at its own field
+            return coerce(options[0], value, path, file)
         errors = []
         for option in args:
             if option is type(None):
@@ -111,7 +123,7 @@ def coerce(hint, value, path, file):
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError("expected a number", file, path, value)
-        if value != value:  # NaN
+        if value != value or value in (float("inf"), float("-inf")):
             raise ConfigError("expected a finite number", file, path, value)
         return float(value)
     if hint is str:

@@ -1,16 +1,28 @@
 """The typed sections of an experiment config.
 
 Each dataclass is one YAML section (or one entry of a list section); field
-types and defaults are the schema, `__post_init__` checks ranges, and
+types, declared ranges and defaults are the schema (`__post_init__` checks
+what spans several fields), and
 `kdplug.config.schema.parse` turns plain YAML data into them with errors that
 name the file, the dotted field and the value. Nothing here imports
 TensorFlow.
 """
 
 import dataclasses
+from typing import Annotated
 from typing import List
 from typing import Literal
 from typing import Optional
+
+from kdplug.config.ranges import Fraction
+from kdplug.config.ranges import NonNegativeInt
+from kdplug.config.ranges import PositiveInt
+from kdplug.config.ranges import Range
+
+# Ranges shared by several sections (kdplug.config.ranges).
+Epochs = Annotated[int, Range(1, 10_000)]
+BatchSize = Annotated[int, Range(1, 65_536)]
+LearningRate = Annotated[float, Range(0, 10, low_open=True)]
 
 
 @dataclasses.dataclass
@@ -26,28 +38,29 @@ class DataConfig:
     train_split: str = "train"
     validation_split: Optional[str] = "dev"
     test_split: str = "test"
-    num_classes: int = 2
-    sequence_length: int = 64
-    max_train_examples: Optional[int] = None
+    num_classes: Annotated[int, Range(2, 1_000_000)] = 2
+    sequence_length: Annotated[int, Range(8, 4096)] = 64
+    max_train_examples: Optional[PositiveInt] = None
     bad_rows: Literal["error", "skip"] = "error"
 
     def __post_init__(self):
-        if self.num_classes < 2:
-            raise ValueError(f"num_classes must be >= 2, got {self.num_classes}")
-        if not 8 <= self.sequence_length <= 4096:
+        if not self.path.strip():
+            raise ValueError("path must name a data file (or tfds:<name>)")
+        others = {self.validation_split, self.test_split}
+        if self.train_split in others:
             raise ValueError(
-                f"sequence_length must be in [8, 4096], got {self.sequence_length}"
-            )
+                f"train_split {self.train_split!r} is also the validation or "
+                "test split; evaluation must not read the training rows")
 
 
 @dataclasses.dataclass
 class FinetuneConfig:
     """Fine-tuning the teacher on the task before distillation (cached)."""
 
-    epochs: int = 1
-    batch_size: int = 32
-    learning_rate: float = 5e-5
-    warmup_ratio: float = 0.1
+    epochs: Epochs = 1
+    batch_size: BatchSize = 32
+    learning_rate: LearningRate = 5e-5
+    warmup_ratio: Fraction = 0.1
     cache_dir: Optional[str] = None
 
 
@@ -60,12 +73,8 @@ class TeacherPipelineConfig:
 
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
     trim_padding: bool = True
-    length_chunks: int = 4
+    length_chunks: Annotated[int, Range(1, 64)] = 4
     jit_compile: Optional[bool] = None
-
-    def __post_init__(self):
-        if self.length_chunks < 1:
-            raise ValueError(f"length_chunks must be >= 1, got {self.length_chunks}")
 
 
 @dataclasses.dataclass
@@ -76,7 +85,7 @@ class TeacherConfig:
     source: str
     tokenizer: Optional[str] = None
     finetune: Optional[FinetuneConfig] = None
-    dropout: float = 0.1
+    dropout: Fraction = 0.1
     pipeline: Optional[TeacherPipelineConfig] = None
 
 
@@ -108,8 +117,8 @@ class ScheduleConfig:
     start: float
     kind: Literal["constant", "linear", "cosine"] = "linear"
     end: Optional[float] = None
-    steps: Optional[int] = None
-    start_step: int = 0
+    steps: Optional[PositiveInt] = None
+    start_step: NonNegativeInt = 0
     variable: str = "weight"
     stages: Optional[List[str]] = None
 
@@ -120,10 +129,6 @@ class ScheduleConfig:
             raise ValueError("variable must name a scalar variable of the term")
         if self.kind != "constant" and self.end is None:
             raise ValueError(f"end is required for kind {self.kind!r}")
-        if self.steps is not None and self.steps < 1:
-            raise ValueError(f"steps must be >= 1 or null, got {self.steps}")
-        if self.start_step < 0:
-            raise ValueError(f"start_step must be >= 0, got {self.start_step}")
         if self.variable == "temperature":
             for name in ("start", "end"):
                 value = getattr(self, name)
@@ -137,28 +142,21 @@ class ScheduleConfig:
 class TrainingConfig:
     """Optimisation of the student (every stage unless it overrides)."""
 
-    epochs: int = 3
-    batch_size: int = 32
-    learning_rate: float = 1e-4
-    weight_decay: float = 0.01
-    warmup_ratio: float = 0.1
+    epochs: Epochs = 3
+    batch_size: BatchSize = 32
+    learning_rate: LearningRate = 1e-4
+    weight_decay: Annotated[float, Range(0, 1)] = 0.01
+    warmup_ratio: Fraction = 0.1
     optimizer: Literal["adamw", "adam", "sgd"] = "adamw"
     jit_compile: bool = True
     strategy: Literal["default", "one_device", "mirrored", "multi_worker",
                       "tpu"] = "default"
-    steps_per_epoch: Optional[int] = None
+    steps_per_epoch: Optional[PositiveInt] = None
     verbose: Literal[0, 1, 2, "auto"] = "auto"
     # Keras dtype policy while the run builds and trains (strategy.py).
     mixed_precision: Optional[Literal["mixed_float16", "mixed_bfloat16"]] = None
     # Loss-term weight / temperature schedules, every stage (term_schedule.py).
     schedules: List[ScheduleConfig] = dataclasses.field(default_factory=list)
-
-    def __post_init__(self):
-        for name in ("epochs", "batch_size"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.learning_rate <= 0:
-            raise ValueError(f"learning_rate must be > 0, got {self.learning_rate}")
 
 
 @dataclasses.dataclass
@@ -170,8 +168,8 @@ class CacheConfig:
     teacher_outputs: bool = True
     transfer_set: bool = True
     dtype: Literal["float16", "float32"] = "float16"
-    shard_size: int = 2048
-    batch_size: int = 64
+    shard_size: Annotated[int, Range(1, 1_000_000)] = 2048
+    batch_size: BatchSize = 64
 
 
 @dataclasses.dataclass
@@ -183,7 +181,7 @@ class ExportConfig:
                           "tflite_int8"]] = dataclasses.field(
         default_factory=lambda: ["keras", "saved_model", "tflite_float32",
                                  "tflite_int8"])
-    latency_batch_sizes: List[int] = dataclasses.field(default_factory=lambda: [1, 32])
+    latency_batch_sizes: List[BatchSize] = dataclasses.field(default_factory=lambda: [1, 32])
 
 
 @dataclasses.dataclass

@@ -33,6 +33,47 @@ class Examples:
             self.source,
         )
 
+    def select(self, indices):
+        """The examples at `indices`, in that order."""
+        indices = [int(i) for i in indices]
+        return Examples(
+            [self.texts[i] for i in indices],
+            np.asarray(self.labels)[indices],
+            None if self.pairs is None else [self.pairs[i] for i in indices],
+            self.source,
+        )
+
+    def sample(self, n, seed=0):
+        """`n` examples drawn with `seed`, stratified by label when the
+        labels are class ids; kept in their original order.
+
+        Each class gets its share of `n` (largest remainders first, so the
+        shares add up to `n`), drawn without replacement. Float labels
+        (regression targets) are drawn uniformly.
+
+        Examples:
+
+        >>> ex = Examples(list("abcdef"), np.array([0, 0, 0, 0, 1, 1]))
+        >>> sorted(ex.sample(3, seed=0).labels.tolist())
+        [0, 0, 1]
+        """
+        if n >= len(self):
+            return self
+        rng = np.random.default_rng(seed)
+        labels = np.asarray(self.labels)
+        if not np.issubdtype(labels.dtype, np.integer):
+            return self.select(np.sort(rng.choice(len(self), n, replace=False)))
+        classes, counts = np.unique(labels, return_counts=True)
+        exact = counts * n / len(self)
+        shares = np.floor(exact).astype(int)
+        order = np.argsort(-(exact - shares), kind="stable")
+        shares[order[:n - shares.sum()]] += 1
+        picked = [
+            rng.choice(np.flatnonzero(labels == c), k, replace=False)
+            for c, k in zip(classes, shares)
+        ]
+        return self.select(np.sort(np.concatenate(picked)))
+
     def concat(self, other):
         if (self.pairs is None) != (other.pairs is None):
             raise ValueError("cannot mix single-text and pair examples")

@@ -18,7 +18,7 @@ TFDS_PREFIX = "tfds:"
 LABEL_KINDS = ("class", "float")
 
 
-def read_splits(cfg, resolve_path=os.path.abspath, label_kind="class"):
+def read_splits(cfg, resolve_path=os.path.abspath, label_kind="class", seed=0):
     """Reads the train / validation / test splits a `DataConfig` names.
 
     Args:
@@ -27,6 +27,8 @@ def read_splits(cfg, resolve_path=os.path.abspath, label_kind="class"):
         label_kind: `"class"` (integer class ids in `0..num_classes-1`,
             int32 labels) or `"float"` (finite numbers, e.g. a regression
             target; float32 labels).
+        seed: draws the `max_train_examples` subsample (stratified by
+            label, `Examples.sample`), never the first rows.
 
     Returns a dict `{"train": Examples, "validation": Examples | None,
     "test": Examples}`.
@@ -34,7 +36,7 @@ def read_splits(cfg, resolve_path=os.path.abspath, label_kind="class"):
     if label_kind not in LABEL_KINDS:
         raise ValueError(f"label_kind must be one of {LABEL_KINDS}, got {label_kind!r}")
     if cfg.path.startswith(TFDS_PREFIX):
-        return _read_tfds(cfg, label_kind)
+        return _read_tfds(cfg, label_kind, seed)
     path = resolve_path(cfg.path)
     rows = read_rows(path, cfg.format)
     wanted = {
@@ -68,8 +70,20 @@ def read_splits(cfg, resolve_path=os.path.abspath, label_kind="class"):
                 f"(data.{name if name != 'validation' else 'validation'}_split)"
             )
         splits[name] = _to_examples(buckets[name], cfg, path, label_kind)
+    return _finish(splits, cfg, path, label_kind, seed)
+
+
+def _finish(splits, cfg, source, label_kind, seed):
+    """Subsamples the train split and checks that it can teach anything."""
     if cfg.max_train_examples:
-        splits["train"] = splits["train"].take(cfg.max_train_examples)
+        splits["train"] = splits["train"].sample(cfg.max_train_examples, seed)
+    labels = np.asarray(splits["train"].labels)
+    if label_kind == "class" and len(np.unique(labels)) < 2:
+        raise DataError(
+            f"{source}: every example of the train split "
+            f"({cfg.train_split!r}, {len(labels)} rows) has label "
+            f"{int(labels[0])}; a classifier needs at least two classes "
+            f"(check data.label_column and data.split_column)")
     return splits
 
 
@@ -214,7 +228,7 @@ def _number(row, cfg, path, line_no):
 _LABEL_READERS = {"class": _label, "float": _number}
 
 
-def _read_tfds(cfg, label_kind="class"):
+def _read_tfds(cfg, label_kind="class", seed=0):
     """Reads a TensorFlow Datasets dataset, e.g. `tfds:glue/sst2`.
 
     Needs the dataset prepared locally (or network access to prepare it);
@@ -242,9 +256,7 @@ def _read_tfds(cfg, label_kind="class"):
             for i, ex in enumerate(tfds.as_numpy(ds))
         ]
         splits[key] = _to_examples(rows, cfg, cfg.path, label_kind)
-    if cfg.max_train_examples:
-        splits["train"] = splits["train"].take(cfg.max_train_examples)
-    return splits
+    return _finish(splits, cfg, cfg.path, label_kind, seed)
 
 
 def _decode(value):

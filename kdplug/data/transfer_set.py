@@ -26,6 +26,7 @@ from kdplug.errors import PluginError
 from kdplug.plugin.manager import get_plugin_manager
 from kdplug.storage import cache_root
 from kdplug.storage import fingerprint
+from kdplug.teacher.cache_admin import TRANSFER_FILE
 
 UNLABELLED = -1
 
@@ -102,9 +103,9 @@ def build_transfer_set(examples, steps, seed=0, cache=False):
         examples: the original `kdplug.data.Examples`.
         steps: a list of `AugmentStep` (e.g. from `augmenters_from_config`).
         seed: int.
-        cache: store the result under `cache_root()/transfer/` (or the
-            given folder, if a str) and reuse it when the examples, steps
-            and seed are the same (worth it for `contextual`).
+        cache: store the result under `cache_root()/transfer/<key>/` (or
+            in the given folder, if a str) and reuse it when the examples,
+            steps and seed are the same (worth it for `contextual`).
 
     Returns:
         `kdplug.data.Examples`.
@@ -115,7 +116,8 @@ def build_transfer_set(examples, steps, seed=0, cache=False):
     if cache:
         folder = cache if isinstance(cache, str) else os.path.join(
             cache_root(), "transfer")
-        cache_file = os.path.join(folder, _key(examples, steps, seed) + ".json")
+        key = _key(examples, steps, seed)
+        cache_file = os.path.join(folder, key, TRANSFER_FILE)
         stored = _read(cache_file, examples)
         if stored is not None:
             log.info(f"augment: reused {len(stored) - len(examples)} augmented "
@@ -156,6 +158,7 @@ def build_transfer_set(examples, steps, seed=0, cache=False):
     log.info(f"augment: transfer set of {len(result)} examples "
         f"({len(examples)} original, {len(new_texts)} augmented)")
     if cache_file is not None:
+        storage.mark_entry(os.path.dirname(cache_file), "transfer-set", key)
         _write(cache_file, result, len(examples))
     return result
 

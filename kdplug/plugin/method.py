@@ -85,6 +85,17 @@ class Method(Configurable):
 
         return SingleTaskRunner
 
+    def data_sources(self, config):
+        """The data a run with this method reads, for `kdplug validate` and
+        the checks before a run starts (`kdplug.run.preflight`).
+
+        Returns `[(field, DataConfig, label_kind)]`: the dotted config field
+        the data comes from, its `kdplug.config.DataConfig`, and `"class"`
+        or `"float"` (see `kdplug.data.read_splits`). The default is the
+        `data:` section with class labels.
+        """
+        return [("data", config.data, "class")]
+
     def evaluate(self, student, test_ds, run_dir):
         """Method-specific evaluation added to the run's report.
 

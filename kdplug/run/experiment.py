@@ -10,6 +10,7 @@ from kdplug import storage
 from kdplug.plugin.manager import get_plugin_manager
 from kdplug.run.context import DEFAULT_LOG_EVERY_STEPS
 from kdplug.run.context import RunContext
+from kdplug.run.preflight import check_inputs
 from kdplug.run.run_folder import RunFolder
 from kdplug.run.run_folder import run_settings
 from kdplug.training.distribution import precision_policy
@@ -57,6 +58,8 @@ class Experiment:
             fresh: move an existing run folder aside (`<run>.old-<time>`)
                 and start over (`kdplug run --fresh`).
         """
+        for line in check_inputs(self.config, self.plugin_manager):
+            log.info("inputs: %s", line)
         folder = RunFolder(self.config.run_dir())
         with contextlib.ExitStack() as stack:
             stack.enter_context(folder.lock())
@@ -75,6 +78,7 @@ class Experiment:
 
     def finetune_teacher(self):
         """Only fine-tunes (and caches) the teacher(s); returns their info."""
+        check_inputs(self.config, self.plugin_manager)
         with precision_policy(self.config.training.mixed_precision):
             return self._runner().finetune_teacher()
 

@@ -46,7 +46,7 @@ class SingleTaskRunner(Runner):
     def run(self):
         ctx, cfg, method = self.context, self.context.config, self.method
         with ctx.timers("reading data"):
-            splits = read_splits(cfg.data, cfg.resolve_path)
+            splits = read_splits(cfg.data, cfg.resolve_path, seed=cfg.seed)
         teacher, tokenizer, teacher_info = self.prepare_teacher(splits)
         words = self._word_encoder(splits)
         train = splits["train"]
@@ -89,7 +89,7 @@ class SingleTaskRunner(Runner):
 
     def finetune_teacher(self):
         cfg = self.context.config
-        splits = read_splits(cfg.data, cfg.resolve_path)
+        splits = read_splits(cfg.data, cfg.resolve_path, seed=cfg.seed)
         return self.prepare_teacher(splits)[2]
 
     # ------------------------------------------------------------- pieces

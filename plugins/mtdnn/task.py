@@ -71,5 +71,6 @@ class Task:
         """Resolves `task_cfg` against `config.data` and reads its splits."""
         task = cls.resolve(task_cfg, config.data)
         task.splits = read_splits(task.data, config.resolve_path,
-                                  label_kind="float" if task.is_regression else "class")
+                                  label_kind="float" if task.is_regression else "class",
+                                  seed=config.seed)
         return task

@@ -4,6 +4,8 @@ from typing import Literal
 from typing import Optional
 
 import kdplug
+from kdplug.config.ranges import Fraction
+from kdplug.config.ranges import PositiveInt
 from kdplug.errors import KdplugError
 from kdplug.students import bilstm
 from kdplug.students.utils import teacher_attribute
@@ -42,11 +44,11 @@ class BiLstmStudent(kdplug.StudentKind):
     @dataclasses.dataclass
     class Config:
         input: Literal["token_ids", "word_ids"] = "token_ids"
-        vocabulary_size: Optional[int] = None
-        embedding_dim: int = 128
-        lstm_units: int = 128
-        hidden_dim: int = 256
-        dropout: float = 0.1
+        vocabulary_size: Optional[PositiveInt] = None
+        embedding_dim: PositiveInt = 128
+        lstm_units: PositiveInt = 128
+        hidden_dim: PositiveInt = 256
+        dropout: Fraction = 0.1
 
         def __post_init__(self):
             for field in ("embedding_dim", "lstm_units", "hidden_dim"):

@@ -3,6 +3,8 @@ from typing import Literal
 from typing import Optional
 
 import kdplug
+from kdplug.config.ranges import Fraction
+from kdplug.config.ranges import PositiveInt
 from kdplug.students import bottleneck_bert
 from kdplug.students.utils import teacher_attribute
 
@@ -41,13 +43,13 @@ class BottleneckStudent(kdplug.StudentKind):
     @dataclasses.dataclass
     class Config:
         preset: Literal["default", "tiny"] = "default"
-        num_layers: Optional[int] = None
-        intra_dim: Optional[int] = None
-        num_heads: Optional[int] = None
-        intermediate_dim: Optional[int] = None
-        num_feedforward: Optional[int] = None
-        embedding_dim: Optional[int] = None
-        dropout: float = 0.1
+        num_layers: Optional[PositiveInt] = None
+        intra_dim: Optional[PositiveInt] = None
+        num_heads: Optional[PositiveInt] = None
+        intermediate_dim: Optional[PositiveInt] = None
+        num_feedforward: Optional[PositiveInt] = None
+        embedding_dim: Optional[PositiveInt] = None
+        dropout: Fraction = 0.1
 
     def build(self, teacher, num_classes):
         cfg = self.config

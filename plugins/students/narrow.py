@@ -2,6 +2,8 @@ import dataclasses
 from typing import Optional
 
 import kdplug
+from kdplug.config.ranges import Fraction
+from kdplug.config.ranges import PositiveInt
 from kdplug.students import narrow_bert
 from kdplug.students.utils import teacher_attribute
 
@@ -37,12 +39,12 @@ class NarrowStudent(kdplug.StudentKind):
 
     @dataclasses.dataclass
     class Config:
-        num_layers: int = 4
-        hidden_dim: int = 312
-        intermediate_dim: int = 1200
-        num_heads: int = 12
-        max_sequence_length: Optional[int] = None
-        dropout: float = 0.1
+        num_layers: PositiveInt = 4
+        hidden_dim: PositiveInt = 312
+        intermediate_dim: PositiveInt = 1200
+        num_heads: PositiveInt = 12
+        max_sequence_length: Optional[PositiveInt] = None
+        dropout: Fraction = 0.1
 
         def __post_init__(self):
             for field in ("num_layers", "hidden_dim", "intermediate_dim", "num_heads"):

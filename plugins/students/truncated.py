@@ -3,6 +3,8 @@ from typing import Optional
 from typing import Union
 
 import kdplug
+from kdplug.config.ranges import Fraction
+from kdplug.config.ranges import PositiveInt
 from kdplug.students import select_layers
 from kdplug.students import truncated_bert
 
@@ -32,8 +34,8 @@ class TruncatedStudent(kdplug.StudentKind):
     @dataclasses.dataclass
     class Config:
         layers: Union[str, list] = "every_other"
-        num_layers: Optional[int] = None
-        dropout: float = 0.1
+        num_layers: Optional[PositiveInt] = None
+        dropout: Fraction = 0.1
 
     def build(self, teacher, num_classes):
         cfg = self.config

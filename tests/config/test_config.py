@@ -80,9 +80,9 @@ def test_unknown_plugin_name_suggests(tmp_path):
     "section,key,value,message",
     [
         ("training", "epochs", "three", "expected an integer"),
-        ("training", "epochs", 0, "epochs must be >= 1"),
+        ("training", "epochs", 0, "must be in [1, 10000]"),
         ("training", "jit_compile", "yes", "expected true or false"),
-        ("training", "learning_rate", -1.0, "learning_rate must be > 0"),
+        ("training", "learning_rate", -1.0, "must be in (0, 10]"),
         ("data", "sequence_length", 2, "sequence_length"),
         ("data", "bad_rows", "ignore", "must be one of 'error', 'skip'"),
         ("method", "alpha", 1.5, "alpha must be in [0, 1]"),
@@ -98,7 +98,7 @@ def test_bad_values_name_field_and_value(tmp_path, section, key, value, message)
 
 
 @pytest.mark.parametrize("pipeline,message", [
-    ({"length_chunks": 0}, "length_chunks must be >= 1, got 0"),
+    ({"length_chunks": 0}, "length_chunks: must be in [1, 64] (got 0)"),
     ({"dtype": "int8"}, "must be one of 'auto', 'float32'"),
     ({"trim_pading": True}, "'trim_padding'"),
 ])

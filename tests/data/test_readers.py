@@ -5,6 +5,7 @@ import pytest
 
 from kdplug import DataError
 from kdplug.config import DataConfig
+from kdplug.data import Examples
 from kdplug.data import read_splits
 
 ROWS = [
@@ -97,3 +98,37 @@ def test_tfds_datasets_read_offline_with_mock_data():
     assert len(splits["train"]) == 12
     assert all(isinstance(t, str) and t for t in splits["train"].texts)
     assert set(np.unique(splits["train"].labels)) <= {0, 1}
+
+
+def test_max_train_examples_is_a_seeded_stratified_sample(tmp_path):
+    # Sorted by label, like the bundled movie data: the first rows are one class.
+    rows = [(f"text {i}", 0 if i < 80 else 1) for i in range(100)]
+    path = tmp_path / "sorted.tsv"
+    path.write_text("text\tlabel\tsplit\n" + "".join(
+        f"{t}\t{y}\ttrain\n" for t, y in rows) + "a\t0\tdev\nb\t1\ttest\n")
+    cfg = DataConfig(path=str(path), max_train_examples=20)
+    train = read_splits(cfg, seed=0)["train"]
+    assert len(train) == 20
+    assert sorted(train.labels.tolist()) == [0] * 16 + [1] * 4  # 80/20 kept
+    assert train.texts != [t for t, _ in rows[:20]]  # never the first rows
+    assert read_splits(cfg, seed=0)["train"].texts == train.texts  # seeded
+    assert read_splits(cfg, seed=1)["train"].texts != train.texts
+    order = [int(t.split()[1]) for t in train.texts]
+    assert order == sorted(order)  # kept in file order
+    # a cap above the split's size keeps every row
+    assert len(read_splits(DataConfig(path=str(path), max_train_examples=500))["train"]) == 100
+
+
+def test_sample_of_float_targets_and_odd_shares():
+    ex = Examples([str(i) for i in range(10)], np.linspace(0, 1, 10).astype("float32"))
+    assert len(ex.sample(3, seed=0)) == 3
+    classes = Examples([str(i) for i in range(7)], np.array([0, 0, 0, 1, 1, 2, 2]))
+    picked = classes.sample(4, seed=0).labels.tolist()
+    assert len(picked) == 4 and set(picked) == {0, 1, 2}
+
+
+def test_a_train_split_with_one_class_is_refused(tmp_path):
+    path = tmp_path / "one.tsv"
+    path.write_text("text\tlabel\tsplit\na\t1\ttrain\nb\t1\ttrain\nc\t0\tdev\nd\t0\ttest\n")
+    with pytest.raises(DataError, match="train split.*label 1.*two classes"):
+        read_splits(DataConfig(path=str(path)))

@@ -10,6 +10,7 @@ import pytest
 import tensorflow as tf
 
 from kdplug import testing
+from kdplug.cli import main
 from kdplug.data import Examples
 from kdplug.data import TextEncoder
 from kdplug.data.transfer_set import AugmentStep
@@ -161,9 +162,9 @@ def test_key_changes_with_every_input(teacher, encoder, examples, tmp_path):
 
 def test_invalidation_recomputes_under_a_new_entry(tmp_path, teacher, encoder,
                                                    examples):
-    a = eager_cache(teacher, encoder, examples, root=str(tmp_path))
+    a = eager_cache(teacher, encoder, examples, root=str(tmp_path / "outputs"))
     assert a.precompute()["cached"] is False
-    b = eager_cache(teacher, make_encoder(SEQ + 2), examples, root=str(tmp_path))
+    b = eager_cache(teacher, make_encoder(SEQ + 2), examples, root=str(tmp_path / "outputs"))
     assert b.precompute()["cached"] is False
     assert a.precompute()["cached"] is True
     assert {e["key"] for e in cache_mod.list_entries(str(tmp_path))} == {a.key, b.key}
@@ -174,7 +175,7 @@ class Interrupt(Exception):
 
 
 def test_resume_after_interrupted_precompute(tmp_path, teacher, encoder, examples):
-    root = str(tmp_path)
+    root = str(tmp_path / "outputs")
     cache = eager_cache(teacher, encoder, examples, ["logits", "cls/2"],
                          shard_size=8, root=root)
     assert cache.num_shards == 5
@@ -187,11 +188,11 @@ def test_resume_after_interrupted_precompute(tmp_path, teacher, encoder, example
     with pytest.raises(Interrupt):
         cache.precompute(on_shard=stop_after_two)
     files = sorted(os.listdir(cache.path))
-    assert files == ["info.json", "shard-00000.npz", "shard-00001.npz"]
+    assert files == [".kdplug-entry", "info.json", "shard-00000.npz", "shard-00001.npz"]
     assert not cache.is_complete()
     with pytest.raises(KdplugError, match="not complete"):
         cache.load()
-    [entry] = cache_mod.list_entries(root)
+    [entry] = cache_mod.list_entries(str(tmp_path))
     assert (entry["complete"], entry["shards_done"], entry["num_shards"]) == (
         False, 2, 5)
     assert "partial 2/5" in cache_mod.format_entries([entry])
@@ -239,7 +240,7 @@ def test_list_remove_and_errors(tmp_path, teacher, encoder, examples,
                                 monkeypatch):
     monkeypatch.setenv("KDPLUG_CACHE_DIR", str(tmp_path))
     assert cache_mod.list_entries() == []
-    assert cache_mod.format_entries([]) == "no cached teacher outputs"
+    assert cache_mod.format_entries([]) == f"no cache entries in {tmp_path}"
     a = eager_cache(teacher, encoder, examples)
     assert a.path == os.path.join(str(tmp_path), "outputs", a.key)
     a.precompute()
@@ -254,14 +255,114 @@ def test_list_remove_and_errors(tmp_path, teacher, encoder, examples,
     table = cache_mod.format_entries(entries)
     assert a.key in table and b.key in table and "2 entries" in table
 
-    with pytest.raises(KdplugError, match="no teacher-output cache entry"):
+    with pytest.raises(KdplugError, match="no cache entry"):
         cache_mod.remove("0" * 16 if a.key[0] != "0" else "f" * 16)
     with pytest.raises(KdplugError, match="not a cache key"):
         cache_mod.remove("../etc")
     removed = cache_mod.remove(a.key[:6])
     assert removed["key"] == a.key and not os.path.exists(a.path)
-    assert [e["key"] for e in cache_mod.remove_all()] == [b.key]
+    removed, foreign = cache_mod.remove_all()
+    assert [e["key"] for e in removed] == [b.key] and foreign == []
     assert cache_mod.list_entries() == []
+
+
+def _damage(path, how):
+    if how == "truncated":
+        with open(path, "r+b") as f:
+            f.truncate(os.path.getsize(path) // 2)
+    else:  # one flipped bit in the middle of the data: same size, same zip
+        with open(path, "r+b") as f:
+            f.seek(os.path.getsize(path) // 2)
+            byte = f.read(1)
+            f.seek(-1, os.SEEK_CUR)
+            f.write(bytes([byte[0] ^ 0x01]))
+
+
+@pytest.mark.parametrize("how", ["truncated", "bit-flipped"])
+def test_a_damaged_shard_of_a_complete_entry_is_recomputed(
+        how, tmp_path, teacher, encoder, examples, kdplug_log):
+    cache = eager_cache(teacher, encoder, examples, ["logits", "cls/2"],
+                        shard_size=16, root=str(tmp_path))
+    good = cache.get()
+    manifest = json.load(open(os.path.join(cache.path, "manifest.json")))
+    assert all(len(s["sha256"]) == 64 for s in manifest["shards"])
+    _damage(cache.shard_path(1), how)
+    seen = len(kdplug_log())
+
+    again = eager_cache(teacher, encoder, examples, ["logits", "cls/2"],
+                        shard_size=16, root=str(tmp_path))
+    got = again.get()
+    for key in good:
+        np.testing.assert_array_equal(got[key], good[key])
+    warnings = [m for m in kdplug_log()[seen:] if "damaged" in m]
+    assert len(warnings) == 1 and "shard-00001.npz" in warnings[0]
+    seen = len(kdplug_log())
+    assert again.is_complete() and again.get()["teacher/logits"].shape == (40, 2)
+    assert [m for m in kdplug_log()[seen:] if "damaged" in m] == []  # healed for good
+
+
+def test_foreign_symlinked_and_legacy_entries(tmp_path, teacher, encoder, examples,
+                                              monkeypatch):
+    root = tmp_path / "cache"
+    monkeypatch.setenv("KDPLUG_CACHE_DIR", str(root))
+    ours = eager_cache(teacher, encoder, examples)
+    ours.precompute()
+    foreign = root / "outputs" / "0123456789abcdef"
+    foreign.mkdir()
+    (foreign / "thesis.tex").write_text("not kdplug's")
+    (root / "outputs" / "notes.txt").write_text("not kdplug's either")
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    (target / "keep.txt").write_text("keep")
+    (root / "teachers").mkdir()
+    os.symlink(target, root / "teachers" / "fedcba9876543210")
+    # a kdplug 0.1 transfer set: a <key>.json file with its content
+    (root / "transfer").mkdir()
+    legacy = root / "transfer" / "00112233aabbccdd.json"
+    legacy.write_text(json.dumps({"original": 3, "texts": ["a", "b"], "pairs": None}))
+    # a copied marker does not make a folder ours
+    copied = root / "outputs" / "aaaaaaaaaaaaaaaa"
+    copied.mkdir()
+    (copied / ".kdplug-entry").write_text(open(
+        os.path.join(ours.path, ".kdplug-entry")).read())
+
+    by_key = {e["key"]: e for e in cache_mod.list_entries()}
+    assert by_key[ours.key]["owned"] and by_key["00112233aabbccdd.json"]["owned"]
+    assert "0.1" in by_key["00112233aabbccdd.json"]["detail"]
+    for key in ("0123456789abcdef", "notes.txt", "aaaaaaaaaaaaaaaa"):
+        assert by_key[key]["status"] == "foreign", key
+    assert by_key["fedcba9876543210"]["status"] == "foreign (symlink)"
+    table = cache_mod.format_entries(list(by_key.values()))
+    assert "2 entries" in table and "4 foreign item(s)" in table
+    with pytest.raises(KdplugError, match="not created by kdplug"):
+        cache_mod.remove("fedcba98")
+
+    removed, left = cache_mod.remove_all()
+    assert {e["key"] for e in removed} == {ours.key, "00112233aabbccdd.json"}
+    assert len(left) == 4
+    assert (foreign / "thesis.tex").read_text() == "not kdplug's"
+    assert (target / "keep.txt").is_file() and os.path.islink(
+        root / "teachers" / "fedcba9876543210")
+
+
+@pytest.mark.parametrize("value", ["", "  ", "relative/cache"])
+def test_cache_rm_all_never_touches_the_working_directory(value, tmp_path, monkeypatch,
+                                                         capsys):
+    home = tmp_path / "home"
+    cwd = tmp_path / "work"
+    (cwd / "outputs" / "0123456789abcdef").mkdir(parents=True)
+    (cwd / "outputs" / "0123456789abcdef" / "data.txt").write_text("mine")
+    (cwd / "relative" / "cache" / "outputs").mkdir(parents=True)
+    monkeypatch.chdir(cwd)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("KDPLUG_CACHE_DIR", value)
+    code = main(["cache", "rm", "--all"])
+    err = capsys.readouterr().err
+    if value.strip():
+        assert code == 2 and "KDPLUG_CACHE_DIR='relative/cache' is a relative path" in err
+    else:  # empty means unset: the default under $HOME
+        assert code == 0 and cache_mod.cache_root() == str(home / ".cache" / "kdplug")
+    assert (cwd / "outputs" / "0123456789abcdef" / "data.txt").read_text() == "mine"
 
 
 def test_warns_when_the_tokenizer_would_split_mask(teacher, tmp_path):
@@ -282,15 +383,6 @@ def test_bad_arguments(teacher, encoder, examples, tmp_path):
         eager_cache(teacher, encoder, examples.take(0), root=str(tmp_path))
 
 
-class StepLosses(keras.callbacks.Callback):
-    def __init__(self):
-        super().__init__()
-        self.losses = []
-
-    def on_train_batch_end(self, batch, logs=None):
-        self.losses.append(float(logs["loss"]))
-
-
 def fit_losses(teacher, encoder, examples, extra, student_weights):
     keras.utils.set_random_seed(7)
     student = testing.tiny_bert_classifier(
@@ -302,7 +394,7 @@ def fit_losses(teacher, encoder, examples, extra, student_weights):
                HardLabelCrossEntropy(weight=0.3)])
     distiller.compile(optimizer=keras.optimizers.Adam(1e-2), jit_compile=False,
                       run_eagerly=True)
-    record = StepLosses()
+    record = testing.StepLosses()
     ds = encoder.dataset(examples, 8, shuffle=True, seed=3, extra=extra)
     distiller.fit(ds, epochs=1, verbose=0, callbacks=[record])
     return np.array(record.losses), student.get_weights()

@@ -42,15 +42,6 @@ def policy_is_restored():
     assert after == before, f"the dtype policy leaked: {after}"
 
 
-class StepLosses(keras.callbacks.Callback):
-    def __init__(self):
-        super().__init__()
-        self.losses = []
-
-    def on_train_batch_end(self, batch, logs=None):
-        self.losses.append(float(logs["loss"]))
-
-
 def train(policy, jit_compile):
     """Per-step losses of a tiny KD run and the Distiller, under `policy`."""
     with precision_policy(policy):
@@ -66,7 +57,7 @@ def train(policy, jit_compile):
             metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
             jit_compile=jit_compile,
         )
-        steps = StepLosses()
+        steps = testing.StepLosses()
         distiller.fit(testing.toy_dataset(64, 16), epochs=EPOCHS, verbose=0,
                       callbacks=[steps])
     return np.array(steps.losses), distiller

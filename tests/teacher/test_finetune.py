@@ -1,0 +1,72 @@
+"""`TeacherFinetuner`: fine-tuned teachers cached as weights only, listed and
+removed by `kdplug cache`, never cached when fine-tuning diverged, and
+fine-tuned again when the cached file is damaged."""
+
+import os
+
+import h5py
+import keras
+import pytest
+
+from kdplug import TrainingError
+from kdplug.cli import main
+from kdplug.config import load_config
+from kdplug.run.experiment import Experiment
+from kdplug.storage import ENTRY_MARKER
+from kdplug.teacher import cache_admin
+from kdplug.teacher.objectives import ClassificationObjective
+from kdplug.testing.toy_config import write_toy_config
+
+
+def toy(tmp_path, **finetune):
+    return write_toy_config(tmp_path, {"name": "kd"}, num_examples=64,
+                            teacher={"finetune": {"epochs": 1, "batch_size": 16,
+                                                  "learning_rate": 3e-3, **finetune}})
+
+
+def teacher_entries():
+    return cache_admin.list_entries(kinds=["teacher"])
+
+
+@pytest.mark.slow
+def test_fine_tuned_teacher_is_cached_listed_and_removed(tmp_path, capsys, kdplug_log):
+    config = toy(tmp_path)
+    info = Experiment(load_config(config)).finetune_teacher()
+    assert info["cached"] is False
+    [entry] = teacher_entries()
+    assert entry["owned"] and entry["status"] == "ok"
+    assert "validation accuracy" in entry["detail"]
+    folder = entry["path"]
+    assert os.path.isfile(os.path.join(folder, ENTRY_MARKER))
+    with h5py.File(os.path.join(folder, "model.weights.h5")) as f:
+        assert "optimizer" not in f  # weights only, no AdamW moments
+
+    # A second run loads it; a damaged file is fine-tuned again (one warning).
+    assert Experiment(load_config(config)).finetune_teacher()["cached"] is True
+    with open(os.path.join(folder, "model.weights.h5"), "r+b") as f:
+        f.truncate(1000)
+    assert Experiment(load_config(config)).finetune_teacher()["cached"] is False
+    assert any("do not load" in m and "fine-tuning again" in m for m in kdplug_log())
+    assert Experiment(load_config(config)).finetune_teacher()["cached"] is True
+
+    assert main(["cache", "ls"]) == 0
+    out = capsys.readouterr().out
+    assert f"teacher  {entry['key']}" in out and "1 entry" in out
+    assert main(["cache", "rm", entry["key"][:6]]) == 0
+    assert f"removed teacher {entry['key']}" in capsys.readouterr().out
+    assert teacher_entries() == [] and not os.path.exists(folder)
+
+
+def test_a_diverged_teacher_is_never_cached(tmp_path, monkeypatch):
+    # Fine-tuning that diverges: the loss turns NaN on the first step (what
+    # teacher.finetune.learning_rate: 1e6 did to MiniLM).
+    def diverging_loss(self):
+        return lambda y_true, y_pred: keras.ops.mean(y_pred) * float("nan")
+
+    monkeypatch.setattr(ClassificationObjective, "loss", diverging_loss)
+    config = toy(tmp_path)
+    with pytest.raises(TrainingError, match="teacher.finetune.learning_rate"):
+        Experiment(load_config(config)).finetune_teacher()
+    assert teacher_entries() == []
+    teachers = os.path.join(os.environ["KDPLUG_CACHE_DIR"], "teachers")
+    assert not os.path.isdir(teachers) or os.listdir(teachers) == []
