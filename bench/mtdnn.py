@@ -104,7 +104,7 @@ def smoke_config(folder):
     from kdplug.testing.toy_config import write_toy_config
 
     os.makedirs(folder, exist_ok=True)
-    other = write_toy_tsv(os.path.join(folder, "other.tsv"), num_examples=120, seed=1)
+    other = write_toy_tsv(os.path.join(folder, "other.tsv"), num_examples=72, seed=1)
     return write_toy_config(
         folder,
         {"name": "mtdnn-ensemble", "ensemble_size": 2, "head_dropout": 0.0,
@@ -113,9 +113,9 @@ def smoke_config(folder):
              {"name": "toy_score", "type": "regression", "label_column": "score"},
              {"name": "other_sentiment", "path": other},
          ]},
-        num_examples=160, export=False,
+        num_examples=96, export=False,
         training={"epochs": 1, "learning_rate": 1e-2},
-        teacher={"finetune": {"epochs": 2, "batch_size": 16, "learning_rate": 1e-2}},
+        teacher={"finetune": {"epochs": 1, "batch_size": 16, "learning_rate": 1e-2}},
         student={"kind": "truncated", "layers": [1]},
     )
 

@@ -268,12 +268,12 @@ class SmokeSetup:
             testing.write_tiny_preset(self.preset, num_layers=4, hidden_dim=16)
         self.data = os.path.join(folder, "toy.tsv")
         if not os.path.isfile(self.data):
-            testing.write_toy_tsv(self.data, num_examples=240)
+            testing.write_toy_tsv(self.data, num_examples=120)
 
     def apply(self, doc):
         doc["data"].update(path=self.data, sequence_length=16)
         doc["teacher"] = {"source": self.preset, "dropout": 0.0, "finetune": {
-            "epochs": 3, "batch_size": 16, "learning_rate": 3e-3}}
+            "epochs": 1, "batch_size": 16, "learning_rate": 3e-3}}
         doc["training"].update(batch_size=16, learning_rate=3e-3, jit_compile=False,
                                verbose=0)
         student = doc.get("student") or {}

@@ -16,15 +16,38 @@ __getattr__, __dir__ = lazy_exports(__name__, {
 
 import importlib
 import sys
+import types
+
+
+class _ExportingPackage(types.ModuleType):
+    """A package whose exported name is also one of its submodules'
+    (`kdplug.students.truncated_bert`, the function, lives in the module
+    `kdplug.students.truncated_bert`): when the import system binds the
+    submodule on the package, the exported attribute is bound instead, as
+    an eager `from .truncated_bert import truncated_bert` would leave it."""
+
+    def __setattr__(self, name, value):
+        shadowed = self.__dict__.get("_lazy_shadowed", {})
+        if isinstance(value, types.ModuleType) and shadowed.get(name) == value.__name__:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
 
 
 def lazy_exports(package, table):
     """`(__getattr__, __dir__)` for `package` exporting `table`'s names
-    (`{name: module}`); a resolved name is cached in the package."""
+    (`{name: module}`, or `{name: "module:attribute"}` for a name exported
+    under another one); a resolved name is cached in the package."""
+    shadowed = {name: target for name, target in table.items()
+                if target == f"{package}.{name}"}
+    if shadowed:
+        module = sys.modules[package]
+        module._lazy_shadowed = shadowed
+        module.__class__ = _ExportingPackage
 
     def __getattr__(name):
         if name in table:
-            value = getattr(importlib.import_module(table[name]), name)
+            module, _, attribute = table[name].partition(":")
+            value = getattr(importlib.import_module(module), attribute or name)
             setattr(sys.modules[package], name, value)
             return value
         raise AttributeError(f"module {package!r} has no attribute {name!r}")

@@ -61,7 +61,7 @@ def main(argv=None):
 
     configure_logging(verbose=args.verbose)
     if args.command in NEEDS_MODELS:
-        # Plugins import their models (TensorFlow): without its start-up noise.
+        # Training imports TensorFlow: without its start-up noise.
         from kdplug.run.console import import_tensorflow_quietly
 
         import_tensorflow_quietly(verbose=args.verbose)
@@ -168,7 +168,7 @@ def cmd_cache(args):
     return 0
 
 
-NEEDS_MODELS = ("validate", "run", "finetune-teacher", "plugins")
+NEEDS_MODELS = ("run", "finetune-teacher")  # validate, plugins, cache: no TensorFlow
 
 COMMANDS = {
     "validate": cmd_validate,

@@ -1,4 +1,5 @@
 import keras_hub
+import numpy as np
 import tensorflow as tf
 
 from kdplug import keys
@@ -62,6 +63,7 @@ class TextEncoder:
             truncate="round_robin",
             sequence_length=self.sequence_length,
         )
+        self._batch_encoders = {}
 
     @property
     def vocabulary_size(self):
@@ -96,9 +98,62 @@ class TextEncoder:
                 features[keys.PADDING_MASK + suffix] = self._padding_mask(ids)
         return features
 
+    def batch_encoder(self, paired, pair_inputs=None):
+        """`self` on batches as one traced `tf.function`, built once per
+        encoder and kind of input.
+
+        Tracing the tokenizer costs about half a second; every
+        `dataset()` map calls this one function instead of re-tracing it.
+
+        Args:
+            paired: bool. Whether batches carry second texts.
+            pair_inputs: overrides the encoder's `pair_inputs`.
+        """
+        pair_inputs = self.pair_inputs if pair_inputs is None else bool(pair_inputs)
+        key = (bool(paired), pair_inputs)
+        if key not in self._batch_encoders:
+            spec = tf.TensorSpec([None], tf.string)
+            if paired:
+                fn = tf.function(lambda texts, pairs: self(texts, pairs, pair_inputs),
+                                 input_signature=[spec, spec])
+            else:
+                fn = tf.function(lambda texts: self(texts, pair_inputs=pair_inputs),
+                                 input_signature=[spec])
+            self._batch_encoders[key] = fn
+        return self._batch_encoders[key]
+
+    def encode_examples(self, examples, pair_inputs=None, chunk_size=4096):
+        """Features of every example, as numpy arrays, `chunk_size` texts
+        per call of `batch_encoder()`.
+
+        Args:
+            examples: `kdplug.data.Examples`.
+            pair_inputs: overrides the encoder's `pair_inputs` (pairs only).
+            chunk_size: int. Texts tokenised per call.
+
+        Returns:
+            A dict of `(len(examples), sequence_length)` int32 arrays.
+        """
+        paired = examples.pairs is not None
+        encode = self.batch_encoder(paired, pair_inputs)
+        columns = [examples.texts] + ([examples.pairs] if paired else [])
+        chunks = []
+        for start in range(0, max(len(examples), 1), chunk_size):
+            texts = [tf.constant(list(c[start:start + chunk_size]), tf.string)
+                     for c in columns]
+            chunks.append({k: v.numpy() for k, v in encode(*texts).items()})
+        return {k: np.concatenate([c[k] for c in chunks]) for k in chunks[0]}
+
     def dataset(self, examples, batch_size, shuffle=False, seed=0,
                 extra=None, drop_remainder=False, pair_inputs=None):
         """A batched `(features, labels)` dataset for `Examples`.
+
+        The texts are tokenised once, up front (`encode_examples()`): every
+        epoch then reads token ids, and a new iterator (one per epoch in
+        `fit`) does not re-initialise the tokenizer's vocabulary table,
+        which costs about a quarter of a second each time. The ids take
+        `4 * sequence_length` bytes per feature and example (3 features,
+        7 with `pair_inputs`), about 1.5 KB per example at length 128.
 
         Args:
             examples: `kdplug.data.Examples`.
@@ -110,24 +165,11 @@ class TextEncoder:
             drop_remainder: drop the last partial batch.
             pair_inputs: overrides the encoder's `pair_inputs` (pairs only).
         """
-        columns = {keys.TEXT: examples.texts}
-        if examples.pairs is not None:
-            columns[keys.PAIR] = examples.pairs
-        for key, value in (extra or {}).items():
-            columns[key] = value
-        ds = tf.data.Dataset.from_tensor_slices((columns, examples.labels))
+        features = self.encode_examples(examples, pair_inputs)
+        features.update(extra or {})
+        ds = tf.data.Dataset.from_tensor_slices(
+            (features, np.asarray(examples.labels)))
         if shuffle:
             ds = ds.shuffle(len(examples), seed=seed, reshuffle_each_iteration=True)
         ds = ds.batch(batch_size, drop_remainder=drop_remainder)
-
-        def encode(cols, labels):
-            features = self(cols[keys.TEXT], cols.get(keys.PAIR),
-                            pair_inputs=pair_inputs)
-            for key in cols:
-                if key not in (keys.TEXT, keys.PAIR):
-                    features[key] = cols[key]
-            return features, labels
-
-        return ds.map(encode, num_parallel_calls=tf.data.AUTOTUNE).prefetch(
-            tf.data.AUTOTUNE
-        )
+        return ds.prefetch(tf.data.AUTOTUNE)

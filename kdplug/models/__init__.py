@@ -2,12 +2,18 @@
 `available_taps()`, `tap_width(name)`, `count_params()` and
 `flops_per_example(sequence_length)`."""
 
-from kdplug.models.attention_logits import MASKED_SCORE
-from kdplug.models.attention_logits import attention_logits
-from kdplug.models.bert_classifier import BertClassifier
-from kdplug.models.bilstm_classifier import BiLstmClassifier
-from kdplug.models.bilstm_encoder import BiLstmEncoder
-from kdplug.models.bilstm_siamese_classifier import BiLstmSiameseClassifier
-from kdplug.models.bottleneck_bert_classifier import BottleneckBertClassifier
-from kdplug.models.bottleneck_transformer_block import BottleneckTransformerBlock
-from kdplug.models.word_tokenizer import WordTokenizer
+from kdplug._lazy import lazy_exports
+
+# Imported on first use (they need Keras), so that a plugin can name them
+# at import time without starting TensorFlow (`kdplug plugins`, `validate`).
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "MASKED_SCORE": "kdplug.models.attention_logits",
+    "attention_logits": "kdplug.models.attention_logits",
+    "BertClassifier": "kdplug.models.bert_classifier",
+    "BiLstmClassifier": "kdplug.models.bilstm_classifier",
+    "BiLstmEncoder": "kdplug.models.bilstm_encoder",
+    "BiLstmSiameseClassifier": "kdplug.models.bilstm_siamese_classifier",
+    "BottleneckBertClassifier": "kdplug.models.bottleneck_bert_classifier",
+    "BottleneckTransformerBlock": "kdplug.models.bottleneck_transformer_block",
+    "WordTokenizer": "kdplug.models.word_tokenizer",
+})

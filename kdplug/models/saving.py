@@ -3,17 +3,24 @@
 import keras
 
 from kdplug.plugin.manager import get_plugin_manager
+from kdplug.plugin.manager import import_package_modules
+
+# kdplug's packages that define registered Keras classes.
+KERAS_PACKAGES = ("kdplug.models", "kdplug.terms", "kdplug.mapping",
+                  "kdplug.training", "kdplug.data")
 
 
 def load_model(path, **kwargs):
-    """`keras.saving.load_model(path)` with every plugin loaded first.
+    """`keras.saving.load_model(path)` with every Keras class of kdplug and
+    its plugins registered first.
 
     Keras finds a custom class in a `.keras` file by its registered name
     (`kdplug>BertClassifier`, ...), which exists only once the module that
-    defines the class was imported. kdplug's generic models are registered
-    when `kdplug.models` is imported; a method plugin's own models (e.g.
-    FastBERT's early-exit classifier) when the plugin is loaded. This loads
-    them all, then the file.
+    defines the class was imported. kdplug's packages and its plugins import
+    their Keras code on first use (so that `kdplug validate` needs no
+    TensorFlow); this imports all of it (kdplug's models, terms, training
+    and mapping modules, then every loaded plugin's modules, e.g. FastBERT's
+    early-exit classifier), then loads the file.
 
     Args:
         path: a `.keras` file.
@@ -27,7 +34,7 @@ def load_model(path, **kwargs):
     student = kdplug.load_model("runs/quickstart/student.keras")
     ```
     """
-    import kdplug.models  # noqa: F401  (registers the generic models)
-
-    get_plugin_manager()
+    for package in KERAS_PACKAGES:
+        import_package_modules(package)
+    get_plugin_manager().import_modules()
     return keras.saving.load_model(path, **kwargs)

@@ -1,7 +1,10 @@
 """Plugin discovery: entry points, isolation of failures, registries."""
 
 import dataclasses
+import importlib
 import importlib.metadata
+import logging
+import pkgutil
 import threading
 import traceback
 
@@ -13,6 +16,8 @@ from kdplug.plugin import hookspecs
 from kdplug.plugin.registry import Registry
 
 ENTRY_POINT_GROUP = "kdplug.plugins"
+
+log = logging.getLogger("kdplug.plugins")
 
 # hook name -> registry kind
 REGISTRATION_HOOKS = {
@@ -123,6 +128,20 @@ class PluginManager:
     def failed(self):
         return [r for r in self.records if r.status != "ok"]
 
+    def import_modules(self):
+        """Imports every module of every loaded plugin package.
+
+        Plugins import their Keras code (models, terms) when a run first
+        needs it, not when they load, so that `kdplug plugins` and
+        `kdplug validate` start without TensorFlow. A saved model names its
+        classes, which Keras finds only once their modules ran:
+        `kdplug.load_model` calls this first. A module that fails to import
+        is logged and skipped (its plugin's other classes still load).
+        """
+        for name, plugin in self._pm.list_name_plugin():
+            import_package_modules(getattr(plugin, "__name__", None),
+                                   f"plugin {name!r}")
+
     def _check_hook_names(self, plugin):
         known = [n for n in dir(hookspecs) if n.startswith("kdplug_")]
         for attr in dir(plugin):
@@ -174,6 +193,25 @@ def failure_reason(error):
         return f"called sys.exit({error.code!r}) while loading"
     detail = "".join(traceback.format_exception_only(type(error), error)).strip()
     return " ".join(detail.split())
+
+
+def import_package_modules(package, owner=None):
+    """Imports `package` (a module name) and, if it is a package, every
+    module below it; failures are logged as warnings naming `owner`."""
+    if not package:
+        return
+    try:
+        module = importlib.import_module(package)
+    except Exception as e:
+        log.warning("%s: %s did not import: %s", owner or package, package,
+                    failure_reason(e))
+        return
+    for info in pkgutil.walk_packages(getattr(module, "__path__", ()), package + "."):
+        try:
+            importlib.import_module(info.name)
+        except Exception as e:
+            log.warning("%s: %s did not import: %s", owner or package, info.name,
+                        failure_reason(e))
 
 
 _default = None

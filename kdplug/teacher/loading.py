@@ -2,11 +2,11 @@
 
 import os
 
-import keras
 import keras_hub
 
 from kdplug.errors import ConfigError
 from kdplug.models import BertClassifier
+from kdplug.models.saving import load_model
 from kdplug.teacher.sources import check_source_folder
 from kdplug.teacher.sources import resolve_source
 
@@ -19,7 +19,7 @@ def load_teacher(teacher_cfg, num_classes, resolve_path=os.path.abspath):
     """
     source = resolve_source(teacher_cfg.source, resolve_path)
     if source.endswith(".keras"):
-        model = keras.saving.load_model(source)
+        model = load_model(source)  # any kdplug or plugin class
         if not hasattr(model, "taps"):
             raise ConfigError(
                 f"{source}: a .keras teacher must be a kdplug model with taps() "

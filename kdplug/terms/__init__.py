@@ -1,16 +1,22 @@
 """Loss terms shared by method plugins (one class per module)."""
 
-from kdplug.terms.attention_score_mse import AttentionScoreMSE
-from kdplug.terms.attention_transfer import AttentionTransfer
-from kdplug.terms.cosine_hidden import CosineHidden
-from kdplug.terms.embedding_mse import EmbeddingMSE
-from kdplug.terms.feature_map_transfer import FeatureMapTransfer
-from kdplug.terms.hard_label_cross_entropy import HardLabelCrossEntropy
-from kdplug.terms.logit_mse import LogitMSE
-from kdplug.terms.masked_lm_loss import MaskedLMLoss
-from kdplug.terms.normalized_cls_mse import NormalizedClsMSE
-from kdplug.terms.paired_term import PairedTerm
-from kdplug.terms.projected_hidden_mse import ProjectedHiddenMSE
-from kdplug.terms.soft_target_cross_entropy import SoftTargetCrossEntropy
-from kdplug.terms.term import Term
-from kdplug.terms.term import label_mask
+from kdplug._lazy import lazy_exports
+
+# Imported on first use (they need Keras), so that a plugin can name them
+# at import time without starting TensorFlow (`kdplug plugins`, `validate`).
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "AttentionScoreMSE": "kdplug.terms.attention_score_mse",
+    "AttentionTransfer": "kdplug.terms.attention_transfer",
+    "CosineHidden": "kdplug.terms.cosine_hidden",
+    "EmbeddingMSE": "kdplug.terms.embedding_mse",
+    "FeatureMapTransfer": "kdplug.terms.feature_map_transfer",
+    "HardLabelCrossEntropy": "kdplug.terms.hard_label_cross_entropy",
+    "LogitMSE": "kdplug.terms.logit_mse",
+    "MaskedLMLoss": "kdplug.terms.masked_lm_loss",
+    "NormalizedClsMSE": "kdplug.terms.normalized_cls_mse",
+    "PairedTerm": "kdplug.terms.paired_term",
+    "ProjectedHiddenMSE": "kdplug.terms.projected_hidden_mse",
+    "SoftTargetCrossEntropy": "kdplug.terms.soft_target_cross_entropy",
+    "Term": "kdplug.terms.term",
+    "label_mask": "kdplug.terms.term",
+})

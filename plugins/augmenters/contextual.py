@@ -1,9 +1,7 @@
 import dataclasses
 from typing import Optional
 
-import keras
 import numpy as np
-import tensorflow as tf
 
 from kdplug.data.augmentation import Augmenter
 from kdplug.data.augmentation import detokenize
@@ -182,6 +180,9 @@ class ContextualAugmenter(Augmenter):
         return self.masked_lm, self.tokenizer
 
     def _top_ids(self, model, batch, width):
+        import keras  # imported when the MLM first runs, not with the plugin
+        import tensorflow as tf
+
         length = self.config.sequence_length
         size = len(batch) if self.run_eagerly else self.config.batch_size
         token_ids = np.zeros((size, length), "int32")
@@ -207,6 +208,8 @@ class ContextualAugmenter(Augmenter):
 
 
 def _top_k(model, inputs, width):
+    import keras
+
     logits = model(inputs, training=False)[:, 0, :]
     return keras.ops.top_k(logits, k=width, sorted=True)[1]
 

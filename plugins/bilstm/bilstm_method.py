@@ -1,8 +1,6 @@
 import dataclasses
 
 import kdplug
-from kdplug.terms import HardLabelCrossEntropy
-from kdplug.terms import LogitMSE
 
 
 class BiLstmMethod(kdplug.Method):
@@ -51,6 +49,9 @@ class BiLstmMethod(kdplug.Method):
                 raise ValueError(f"alpha must be in [0, 1], got {self.alpha}")
 
     def stages(self, teacher, student):
+        from kdplug.terms import HardLabelCrossEntropy
+        from kdplug.terms import LogitMSE
+
         alpha = self.config.alpha
         terms = []
         if alpha < 1.0:

@@ -4,10 +4,6 @@ from typing import Optional
 
 import kdplug
 from kdplug.errors import KdplugError
-from kdplug.terms import CosineHidden
-from kdplug.terms import HardLabelCrossEntropy
-from kdplug.terms import MaskedLMLoss
-from kdplug.terms import SoftTargetCrossEntropy
 
 MODES = ("task", "general", "general_then_task")
 
@@ -110,6 +106,10 @@ class DistilBertMethod(kdplug.Method):
         return stages
 
     def task_stage(self, teacher, student):
+        from kdplug.terms import CosineHidden
+        from kdplug.terms import HardLabelCrossEntropy
+        from kdplug.terms import SoftTargetCrossEntropy
+
         cfg = self.config
         terms = [SoftTargetCrossEntropy(cfg.temperature, weight=cfg.soft_weight)]
         if cfg.cosine_weight > 0:
@@ -122,6 +122,9 @@ class DistilBertMethod(kdplug.Method):
         return kdplug.Stage("task", terms, data="task")
 
     def general_stage(self, teacher, student):
+        from kdplug.terms import CosineHidden
+        from kdplug.terms import MaskedLMLoss
+
         cfg = self.config
         embedding = getattr(getattr(student, "backbone", None), "token_embedding", None)
         if embedding is None:

@@ -4,10 +4,9 @@ from typing import Literal
 from typing import Optional
 
 import kdplug
-from kdplug_plugins.fastbert.branch_self_distillation import BranchSelfDistillation
-from kdplug_plugins.fastbert.early_exit_bert import early_exit_bert
-from kdplug_plugins.fastbert.speed_curve import DEFAULT_SPEEDS
-from kdplug_plugins.fastbert.speed_curve import fastbert_curve
+
+# The speed thresholds the curve is measured at by default (`curve_speeds`).
+DEFAULT_SPEEDS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 
 def freeze_backbone(student):
@@ -98,6 +97,8 @@ class FastBERTMethod(kdplug.Method):
     def build_student(self, teacher, student_kind, num_classes):
         """The EarlyExit model built from the fine-tuned teacher's weights;
         `student_kind` is ignored."""
+        from kdplug_plugins.fastbert.early_exit_bert import early_exit_bert
+
         return early_exit_bert(
             teacher, num_classes,
             branch_dim=self.config.branch_dim,
@@ -107,6 +108,10 @@ class FastBERTMethod(kdplug.Method):
         )
 
     def stages(self, teacher, student):
+        from kdplug_plugins.fastbert.branch_self_distillation import (
+            BranchSelfDistillation,
+        )
+
         term = BranchSelfDistillation(
             student.branch_tap_names(), weight=self.config.weight
         )
@@ -119,6 +124,8 @@ class FastBERTMethod(kdplug.Method):
 
     def evaluate(self, student, test_ds, run_dir):
         """The speed curve: threshold vs accuracy vs layers vs examples/s."""
+        from kdplug_plugins.fastbert.speed_curve import fastbert_curve
+
         cfg = self.config
         curve = fastbert_curve(
             student, test_ds, speeds=cfg.curve_speeds, output_dir=run_dir,

@@ -32,8 +32,8 @@ from matplotlib.figure import Figure
 
 from kdplug import keys
 from kdplug.evaluation.measure import masked_accuracy
+from kdplug_plugins.fastbert.fastbert_method import DEFAULT_SPEEDS
 
-DEFAULT_SPEEDS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 PNG = "fastbert_curve.png"
 MARKDOWN = "fastbert_curve.md"
 

@@ -2,9 +2,6 @@ import dataclasses
 from typing import Literal
 
 import kdplug
-from kdplug.terms import HardLabelCrossEntropy
-from kdplug.terms import LogitMSE
-from kdplug.terms import SoftTargetCrossEntropy
 
 
 class KDMethod(kdplug.Method):
@@ -48,6 +45,10 @@ class KDMethod(kdplug.Method):
                 )
 
     def stages(self, teacher, student):
+        from kdplug.terms import HardLabelCrossEntropy
+        from kdplug.terms import LogitMSE
+        from kdplug.terms import SoftTargetCrossEntropy
+
         cfg = self.config
         if cfg.soft_loss == "mse":
             soft = LogitMSE(weight=cfg.alpha, name="soft_mse")

@@ -5,11 +5,6 @@ from typing import Optional
 import kdplug
 from kdplug.errors import KdplugError
 from kdplug.mapping import UniformMapping
-from kdplug.mapping import check_tap_pair
-from kdplug.terms import AttentionTransfer
-from kdplug.terms import FeatureMapTransfer
-from kdplug.terms import HardLabelCrossEntropy
-from kdplug.terms import SoftTargetCrossEntropy
 from kdplug_plugins.mobilebert_pkt.selectors import train_all
 from kdplug_plugins.mobilebert_pkt.selectors import train_block
 from kdplug_plugins.mobilebert_pkt.selectors import train_body
@@ -123,6 +118,10 @@ class MobileBertPKTMethod(kdplug.Method):
 
     def layer_terms(self, teacher, student, pairs):
         """The feature-map and attention terms for `pairs` (summed over them)."""
+        from kdplug.mapping import check_tap_pair
+        from kdplug.terms import AttentionTransfer
+        from kdplug.terms import FeatureMapTransfer
+
         cfg = self.config
         hidden = [(f"hidden/{t}", f"hidden/{s}") for t, s in pairs]
         attention = [(f"attention/{t}", f"attention/{s}") for t, s in pairs]
@@ -148,6 +147,9 @@ class MobileBertPKTMethod(kdplug.Method):
 
     def task_terms(self):
         """Soft-target cross-entropy (+ hard cross-entropy when `alpha < 1`)."""
+        from kdplug.terms import HardLabelCrossEntropy
+        from kdplug.terms import SoftTargetCrossEntropy
+
         cfg = self.config
         terms = []
         if cfg.alpha > 0:

@@ -4,8 +4,6 @@ from typing import Literal
 
 import kdplug
 from kdplug.errors import ConfigError
-from kdplug_plugins.mtdnn.multi_task_hard_loss import MultiTaskHardLoss
-from kdplug_plugins.mtdnn.multi_task_soft_loss import MultiTaskSoftLoss
 from kdplug_plugins.mtdnn.task_config import TaskConfig
 
 BASELINES = ("single_task", "multi_task")
@@ -135,6 +133,9 @@ class MTDNNEnsembleMethod(kdplug.Method):
     def terms(self, tasks, distill=True):
         """The loss terms for a student with heads `tasks` (head specs):
         `[hard, soft]` with distillation, `[hard]` without."""
+        from kdplug_plugins.mtdnn.multi_task_hard_loss import MultiTaskHardLoss
+        from kdplug_plugins.mtdnn.multi_task_soft_loss import MultiTaskSoftLoss
+
         cfg = self.config
         if not distill or cfg.alpha == 0.0:
             return [MultiTaskHardLoss(tasks, alpha=0.0, name="hard")]

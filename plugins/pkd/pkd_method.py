@@ -3,9 +3,6 @@ from typing import Literal
 
 import kdplug
 from kdplug.config.refs import MappingRef
-from kdplug.terms import HardLabelCrossEntropy
-from kdplug.terms import NormalizedClsMSE
-from kdplug.terms import SoftTargetCrossEntropy
 
 
 class PKDMethod(kdplug.Method):
@@ -73,6 +70,10 @@ class PKDMethod(kdplug.Method):
         return mapping.resolve(teacher, student)
 
     def stages(self, teacher, student):
+        from kdplug.terms import HardLabelCrossEntropy
+        from kdplug.terms import NormalizedClsMSE
+        from kdplug.terms import SoftTargetCrossEntropy
+
         cfg = self.config
         terms = [SoftTargetCrossEntropy(cfg.temperature, weight=cfg.alpha)]
         if cfg.alpha < 1.0:

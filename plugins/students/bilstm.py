@@ -7,7 +7,6 @@ import kdplug
 from kdplug.config.ranges import Fraction
 from kdplug.config.ranges import PositiveInt
 from kdplug.errors import KdplugError
-from kdplug.students import bilstm
 from kdplug.students.utils import teacher_attribute
 
 
@@ -56,6 +55,8 @@ class BiLstmStudent(kdplug.StudentKind):
                     raise ValueError(f"{field} must be >= 1")
 
     def build(self, teacher, num_classes):
+        from kdplug.students import bilstm
+
         cfg = self.config
         vocabulary_size = cfg.vocabulary_size
         if vocabulary_size is None:

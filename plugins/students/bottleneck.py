@@ -5,7 +5,6 @@ from typing import Optional
 import kdplug
 from kdplug.config.ranges import Fraction
 from kdplug.config.ranges import PositiveInt
-from kdplug.students import bottleneck_bert
 from kdplug.students.utils import teacher_attribute
 
 
@@ -52,6 +51,8 @@ class BottleneckStudent(kdplug.StudentKind):
         dropout: Fraction = 0.1
 
     def build(self, teacher, num_classes):
+        from kdplug.students import bottleneck_bert
+
         cfg = self.config
         return bottleneck_bert(
             vocabulary_size=teacher_attribute(teacher, "vocabulary_size"),

@@ -4,7 +4,6 @@ from typing import Optional
 import kdplug
 from kdplug.config.ranges import Fraction
 from kdplug.config.ranges import PositiveInt
-from kdplug.students import narrow_bert
 from kdplug.students.utils import teacher_attribute
 
 
@@ -57,6 +56,8 @@ class NarrowStudent(kdplug.StudentKind):
                 )
 
     def build(self, teacher, num_classes):
+        from kdplug.students import narrow_bert
+
         cfg = self.config
         return narrow_bert(
             vocabulary_size=teacher_attribute(teacher, "vocabulary_size"),

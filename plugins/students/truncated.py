@@ -5,8 +5,6 @@ from typing import Union
 import kdplug
 from kdplug.config.ranges import Fraction
 from kdplug.config.ranges import PositiveInt
-from kdplug.students import select_layers
-from kdplug.students import truncated_bert
 
 
 class TruncatedStudent(kdplug.StudentKind):
@@ -38,6 +36,9 @@ class TruncatedStudent(kdplug.StudentKind):
         dropout: Fraction = 0.1
 
     def build(self, teacher, num_classes):
+        from kdplug.students import select_layers
+        from kdplug.students import truncated_bert
+
         cfg = self.config
         layers = select_layers(cfg.layers, teacher.num_layers, cfg.num_layers)
         return truncated_bert(teacher, layers, num_classes, dropout=cfg.dropout)

@@ -6,11 +6,6 @@ import kdplug
 from kdplug.config.refs import MappingRef
 from kdplug.errors import KdplugError
 from kdplug.mapping import EMBEDDINGS
-from kdplug.mapping import check_tap_pair
-from kdplug.terms import AttentionScoreMSE
-from kdplug.terms import EmbeddingMSE
-from kdplug.terms import ProjectedHiddenMSE
-from kdplug.terms import SoftTargetCrossEntropy
 
 STAGES = ("general", "task_intermediate", "task_prediction")
 
@@ -166,6 +161,11 @@ class TinyBertMethod(kdplug.Method):
 
     def intermediate_terms(self, teacher, student):
         """`embedding_mse`, `hidden_mse`, `attention_mse` (weights > 0 only)."""
+        from kdplug.mapping import check_tap_pair
+        from kdplug.terms import AttentionScoreMSE
+        from kdplug.terms import EmbeddingMSE
+        from kdplug.terms import ProjectedHiddenMSE
+
         cfg = self.config
         pairs = self.layer_map(teacher, student)
         terms = []
@@ -192,6 +192,8 @@ class TinyBertMethod(kdplug.Method):
         return terms
 
     def stages(self, teacher, student):
+        from kdplug.terms import SoftTargetCrossEntropy
+
         cfg = self.config
         stages = []
         intermediate = None

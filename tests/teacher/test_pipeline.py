@@ -156,8 +156,8 @@ def run_toy(folder, pipeline, kdplug_log, strategy="default"):
     path = write_toy_config(
         folder, {"name": "kd", "temperature": 2.0, "alpha": 0.5},
         teacher={"pipeline": pipeline,
-                 "finetune": {"epochs": 4, "batch_size": 16, "learning_rate": 3e-3}},
-        training={"strategy": strategy, "epochs": 3}, export=False)
+                 "finetune": {"epochs": 2, "batch_size": 16, "learning_rate": 3e-3}},
+        training={"strategy": strategy, "epochs": 2}, export=False)
     report = Experiment(load_config(path)).run()
     assert any("teacher pipeline: bfloat16" in line for line in kdplug_log()) == bool(pipeline)
     return report

@@ -1,0 +1,174 @@
+"""How fast the read-only commands answer: this tree against a baseline.
+
+Times `kdplug --help`, `kdplug plugins`, `kdplug cache ls` and
+`kdplug validate configs/quickstart.yaml`, each a fresh interpreter (what a
+user waits for), with this working tree and with a baseline revision of
+kdplug (default `1c94025`, the last commit whose commands imported
+TensorFlow) side by side: the two alternate within every round, so machine
+noise hits both alike. Prints median seconds, the ratio baseline / this,
+and whether TensorFlow was imported; `--write` puts the table in
+docs/performance.md between the `cli-startup` markers.
+
+The baseline runs from a `git worktree` of that revision, put first on
+`PYTHONPATH` (its `plugins/` as `kdplug_plugins`), so it needs the git
+history; the installed entry points are shared (the same plugin names).
+
+    python bench/cli_startup.py                  # 7 rounds, prints the table
+    python bench/cli_startup.py --rounds 15 --write
+    python bench/cli_startup.py --baseline none  # this tree only
+"""
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import benchlib
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOC = os.path.join(ROOT, "docs", "performance.md")
+DEFAULT_BASELINE = "1c94025"
+LIMIT_S = 1.5  # the target for every command on a 2-core machine
+COMMANDS = {
+    "kdplug --help": ["--help"],
+    "kdplug plugins": ["plugins"],
+    "kdplug cache ls": ["cache", "ls"],
+    "kdplug validate configs/quickstart.yaml": ["validate", "configs/quickstart.yaml"],
+}
+# What the `kdplug` console script does, and whether TensorFlow got imported
+# (reported on stderr, after the command's own output).
+PROGRAM = (
+    "import sys\n"
+    "from kdplug.cli import main\n"
+    "try:\n"
+    "    status = main(sys.argv[1:])\n"
+    "except SystemExit as e:\n"
+    "    status = e.code\n"
+    "print('tensorflow-imported', 'tensorflow' in sys.modules, file=sys.stderr)\n"
+    "sys.exit(status)\n"
+)
+
+
+def baseline_tree(revision, folder):
+    """A checkout of `revision` importable as `kdplug` and `kdplug_plugins`;
+    returns the folder to put on `PYTHONPATH`."""
+    tree = os.path.join(folder, "tree")
+    subprocess.run(["git", "-C", ROOT, "worktree", "add", "--detach", "--force",
+                    tree, revision], check=True, capture_output=True)
+    path = os.path.join(folder, "path")
+    os.makedirs(path)
+    os.symlink(os.path.join(tree, "kdplug"), os.path.join(path, "kdplug"))
+    os.symlink(os.path.join(tree, "plugins"), os.path.join(path, "kdplug_plugins"))
+    return tree, path
+
+
+def time_command(args, python_path, cache_dir):
+    """`(seconds, tensorflow imported)` of one fresh `kdplug <args>`."""
+    env = dict(os.environ, KDPLUG_CACHE_DIR=cache_dir)
+    if python_path:
+        env["PYTHONPATH"] = python_path
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", PROGRAM, *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"kdplug {' '.join(args)} failed "
+                         f"({'baseline' if python_path else 'this tree'}):\n{done.stderr}")
+    return seconds, "tensorflow-imported True" in done.stderr
+
+
+def measure(rounds, python_path, cache_dir):
+    """`{command: {"this": [s...], "baseline": [s...], "tf": {...}}}`,
+    the two alternating inside every round."""
+    runs = {name: {"this": [], "baseline": [], "tf": {}} for name in COMMANDS}
+    sides = [("this", None)] + ([("baseline", python_path)] if python_path else [])
+    for round_ in range(rounds + 1):  # round 0 warms the file cache, not kept
+        for name, args in COMMANDS.items():
+            order = sides if round_ % 2 else sides[::-1]
+            for side, path in order:
+                seconds, tf_imported = time_command(args, path, cache_dir)
+                if round_:
+                    runs[name][side].append(seconds)
+                    runs[name]["tf"][side] = tf_imported
+    return runs
+
+
+def render(runs, baseline, rounds):
+    """The Markdown section: medians, ratios and the target."""
+    today = datetime.date.today().isoformat()
+    lines = [
+        f"### CLI start-up ({today}: {benchlib.cpu_model()}, "
+        f"{benchlib.usable_cpus()} cores, median of {rounds})",
+        "",
+        "Measured by `python bench/cli_startup.py --write`: each command in a "
+        "fresh interpreter, this tree and "
+        + (f"kdplug at `{baseline}` alternating in every round." if baseline
+           else "no baseline."),
+        "",
+    ]
+    if baseline:
+        lines += ["| command | this tree (s) | TensorFlow | "
+                  f"`{baseline}` (s) | TensorFlow | speed-up |",
+                  "|---|---:|---|---:|---|---:|"]
+    else:
+        lines += ["| command | seconds | TensorFlow |", "|---|---:|---|"]
+    for name, run in runs.items():
+        this = statistics.median(run["this"])
+        row = f"| `{name}` | {this:.2f} | {'yes' if run['tf']['this'] else 'no'} |"
+        if baseline:
+            base = statistics.median(run["baseline"])
+            row += (f" {base:.2f} | {'yes' if run['tf']['baseline'] else 'no'} |"
+                    f" {base / this:.1f}x |")
+        lines.append(row)
+    worst = max(statistics.median(r["this"]) for r in runs.values())
+    verdict = "met" if worst <= LIMIT_S else "NOT met"
+    lines += ["", f"Target: every command under {LIMIT_S} s on this machine: "
+                  f"{verdict} (slowest {worst:.2f} s)."]
+    return "\n".join(lines) + "\n"
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--baseline", default=DEFAULT_BASELINE,
+                        help="git revision to compare with, or 'none'")
+    parser.add_argument("--write", action="store_true",
+                        help=f"write the section into {os.path.relpath(DOC, ROOT)}")
+    parser.add_argument("--doc", default=DOC)
+    return parser.parse_args(argv)
+
+
+def run(args):
+    baseline = None if args.baseline == "none" else args.baseline
+    with tempfile.TemporaryDirectory() as folder:
+        cache_dir = os.path.join(folder, "cache")
+        tree = path = None
+        if baseline:
+            tree, path = baseline_tree(baseline, folder)
+        try:
+            runs = measure(args.rounds, path, cache_dir)
+        finally:
+            if tree:
+                subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force", tree],
+                               capture_output=True)
+    section = render(runs, baseline, args.rounds)
+    print(section)
+    if args.write:
+        benchlib.write_marked_section(args.doc, "cli-startup", section)
+    return {"runs": runs, "section": section}
+
+
+def main(argv=None):
+    out = run(parse_args(argv))
+    print(json.dumps({k: {s: statistics.median(v[s]) for s in ("this", "baseline") if v[s]}
+                      for k, v in out["runs"].items()}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
