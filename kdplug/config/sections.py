@@ -170,6 +170,9 @@ class CacheConfig:
     dtype: Literal["float16", "float32"] = "float16"
     shard_size: Annotated[int, Range(1, 1_000_000)] = 2048
     batch_size: BatchSize = 64
+    # Largest teacher-output entry to write, in GiB: above it the teacher
+    # runs online (hidden states and attention maps of a large transfer set).
+    disk_budget_gb: Annotated[float, Range(0.0, 1e6, low_open=True)] = 20.0
 
 
 @dataclasses.dataclass

@@ -16,6 +16,7 @@ from kdplug.run.runner import Runner
 from kdplug.run.stage_runner import StageRunner
 from kdplug.run.teacher_setup import EVAL_BATCH_SIZE
 from kdplug.run.teacher_setup import TeacherSetup
+from kdplug.storage import format_size
 from kdplug.teacher.output_cache import TeacherCache
 from kdplug.training.term_schedule import check_schedules
 
@@ -63,9 +64,13 @@ class SingleTaskRunner(Runner):
         check_schedules(cfg.training.schedules, stages, cfg.file)
         # A siamese student on WordPiece ids reads each sentence on its own.
         encoder = TeacherSetup(ctx).encoder(tokenizer, needs_pair_inputs(student))
-        extra, cache_info = self.teacher_outputs(teacher, encoder, train, stages)
-        train_ds = self._dataset(encoder, words, train, cfg.training.batch_size,
-                                 shuffle=True, seed=cfg.seed, extra=extra)
+        outputs, cache_info = self.teacher_outputs(teacher, encoder, train, stages)
+        if outputs is None:
+            train_ds = self._dataset(encoder, words, train, cfg.training.batch_size,
+                                     shuffle=True, seed=cfg.seed)
+        else:  # read from disk shard by shard, never the whole split in memory
+            train_ds = outputs.stream(cfg.training.batch_size, shuffle=True,
+                                      seed=cfg.seed, features=self._features(encoder, words))
         val_ds = self._eval_dataset(encoder, words, splits["validation"])
         test_ds = self._eval_dataset(encoder, words, splits["test"])
         runner = StageRunner(ctx)
@@ -103,28 +108,38 @@ class SingleTaskRunner(Runner):
         return teacher, tokenizer, info
 
     def teacher_outputs(self, teacher, encoder, examples, stages):
-        """Precomputes (or reloads) the teacher taps every stage reads.
+        """Precomputes (or finds) the teacher taps every stage reads.
 
-        Returns `(extra_features, info)`; `({}, None)` when `cache:` is off,
-        and the Distiller then runs the teacher online.
+        Returns `(TeacherCache, info)`, or `(None, info)` when the teacher
+        runs online instead: `cache:` off, a method that masks the teacher's
+        inputs, or an entry larger than `cache.disk_budget_gb`.
         """
         ctx, cache = self.context, self.context.config.cache
         taps = sorted(set().union(*(
             t.required_teacher_taps() for stage in stages for t in stage.terms
         )))
         if not (cache and cache.teacher_outputs and taps):
-            return {}, None
+            return None, None
         if any(needs_masking(stage.terms) for stage in stages):
             ctx.log.info("teacher-output cache: off, this method masks the "
                          "teacher's inputs on the fly (the teacher runs online)")
-            return {}, None
+            return None, None
         with ctx.timers("teacher outputs"):
             outputs = TeacherCache(
                 teacher, encoder, examples, taps, dtype=cache.dtype,
                 shard_size=cache.shard_size, batch_size=cache.batch_size,
             )
-            info = outputs.precompute()
-            return outputs.load(), info
+            if not outputs.is_complete():
+                need = outputs.estimated_bytes()
+                if need > cache.disk_budget_gb * 2**30:
+                    ctx.log.info(
+                        "teacher-output cache: off, %d taps of %d examples would "
+                        "take %s, over cache.disk_budget_gb (%g); the teacher "
+                        "runs online", len(taps), len(examples), format_size(need),
+                        cache.disk_budget_gb)
+                    return None, {"cached": False, "online": "over disk budget",
+                                  "bytes_needed": need}
+            return outputs, outputs.precompute()
 
     def evaluate(self, teacher, student, test_ds, test_examples):
         """Test accuracy, parameters and batch-1 latency of both models."""
@@ -171,6 +186,14 @@ class SingleTaskRunner(Runner):
         )
         words.save(self.context.path("word_vocabulary.json"))
         return words
+
+    @staticmethod
+    def _features(encoder, words):
+        """`fn(examples) -> features` of the student and teacher inputs (what
+        `_dataset` encodes), for streaming cached teacher outputs."""
+        if words is None:
+            return encoder.encode_examples
+        return lambda part: {**encoder.encode_examples(part), **words.features(part)}
 
     @staticmethod
     def _dataset(encoder, words, examples, batch_size, **kwargs):

@@ -30,7 +30,6 @@ import tensorflow as tf
 
 from kdplug import keys
 from kdplug import storage
-from kdplug.data.examples import Examples
 from kdplug.data.examples import examples_fingerprint
 from kdplug.errors import KdplugError
 from kdplug.storage import cache_root
@@ -141,6 +140,16 @@ class TeacherCache:
             for s in manifest.get("shards", [])
         )
 
+    def estimated_bytes(self):
+        """Bytes the complete entry will take: the taps of the first example
+        (one eager forward pass) times the number of examples."""
+        first = self.examples.select([0])
+        x = self.encoder.encode_examples(first)
+        result = self._taps({k: tf.constant(v) for k, v in x.items()})
+        per_example = sum(int(np.prod(keras.ops.shape(result[t])[1:]))
+                          for t in self.taps) * np.dtype(self.dtype).itemsize
+        return per_example * self.num_examples
+
     def disk_size(self):
         """Bytes used by this entry on disk (0 when absent)."""
         return storage.dir_size(self.path)
@@ -224,14 +233,7 @@ class TeacherCache:
         try:
             return self._read()
         except DamagedEntry as damaged:
-            log.warning(
-                "teacher cache: entry %s is damaged (%s); recomputing %d shard(s)",
-                self.key, "; ".join(f"{f}: {why}" for f, why in damaged.files),
-                len(damaged.files))
-            for name, _ in damaged.files:
-                os.remove(os.path.join(self.path, name))
-            os.remove(os.path.join(self.path, MANIFEST))
-            self.precompute()
+            self._rebuild(damaged)
         try:
             return self._read()
         except DamagedEntry as damaged:
@@ -239,13 +241,30 @@ class TeacherCache:
                 f"teacher cache {self.path}: shards damaged again right after "
                 f"being recomputed ({damaged}); check the disk") from None
 
-    def _read(self):
+    def _rebuild(self, damaged):
+        """Removes `damaged`'s shards and the manifest, warns once, and
+        computes the missing shards again."""
+        log.warning(
+            "teacher cache: entry %s is damaged (%s); recomputing %d shard(s)",
+            self.key, "; ".join(f"{f}: {why}" for f, why in damaged.files),
+            len(damaged.files))
+        for name, _ in damaged.files:
+            if os.path.exists(os.path.join(self.path, name)):
+                os.remove(os.path.join(self.path, name))
+        os.remove(os.path.join(self.path, MANIFEST))
+        self.precompute()
+
+    def _manifest(self):
         manifest = storage.read_json(os.path.join(self.path, MANIFEST))
         if not manifest or manifest.get("key") != self.key:
             raise KdplugError(
                 f"teacher cache {self.key} is not complete at {self.path}; "
                 "call precompute() (or get()) first"
             )
+        return manifest
+
+    def _read(self):
+        manifest = self._manifest()
         shapes = manifest["tap_shapes"]
         out = {
             tap: np.empty((self.num_examples, *shapes[tap]), dtype="float32")
@@ -278,41 +297,121 @@ class TeacherCache:
         self.precompute(on_shard=on_shard)
         return self.load()
 
+    def verify(self):
+        """Checks every shard of a complete entry against its recorded
+        sha256, reading one block at a time (memory stays flat); damaged
+        shards are recomputed with one warning. Returns the manifest."""
+        manifest = self._manifest()
+        damaged = []
+        for shard in manifest["shards"]:
+            path = os.path.join(self.path, shard["file"])
+            try:
+                digest = storage.file_sha256(path)
+            except OSError as e:
+                damaged.append((shard["file"], e.strerror or "unreadable"))
+                continue
+            if "sha256" in shard and digest != shard["sha256"]:
+                damaged.append((shard["file"], "checksum mismatch"))
+        if damaged:
+            self._rebuild(DamagedEntry(damaged))
+            manifest = self._manifest()
+        return manifest
+
+    def stream(self, batch_size, shuffle=False, seed=0, drop_remainder=False,
+               features=None, cycle_length=2):
+        """A batched `(features, labels)` dataset of the examples with their
+        cached taps, read from disk shard by shard.
+
+        Never holds the split's outputs in memory: `tf.data` reads
+        `cycle_length` shards at a time (interleaved, in parallel,
+        prefetched), tokenises each shard's texts as it is read, and casts
+        the stored taps to float32 per batch. With `shuffle`, the shard
+        order is reshuffled every epoch and examples are mixed in a buffer
+        of one shard (`cache.shard_size` examples): a seeded, deterministic
+        order that is not the whole-split permutation of
+        `TextEncoder.dataset(..., extra=load())`. Peak memory is about
+        `cycle_length + 1` shards plus two batches, whatever the number of
+        examples (bench/cache_memory.py): lower `cache.shard_size` for large
+        taps (hidden states, attention maps).
+
+        Args:
+            batch_size: int.
+            shuffle: bool. Reshuffle every epoch (seeded).
+            seed: int. Shuffle seed.
+            drop_remainder: bool. Drop the last partial batch.
+            features: optional `fn(examples) -> {name: array}` giving the
+                model inputs of a shard's `Examples`; default the cache's
+                encoder (`encoder.encode_examples`). The cached taps are
+                added under `"teacher/<tap>"`.
+            cycle_length: int. Shards read concurrently.
+
+        Examples:
+
+        ```python
+        cache = TeacherCache(teacher, encoder, transfer_set, ["logits", "hidden/3"])
+        cache.precompute()
+        train_ds = cache.stream(32, shuffle=True, seed=0)
+        Distiller(student, teacher, terms).fit(train_ds)
+        ```
+        """
+        self.verify()
+        features = features or self.encoder.encode_examples
+        labels = np.asarray(self.examples.labels)
+        taps = self.taps
+
+        def read(index):
+            lo, hi = self.shard_range(int(index))
+            part = self.examples.select(range(lo, hi))
+            row = dict(features(part))
+            with np.load(self.shard_path(int(index))) as data:
+                for tap in taps:
+                    row[keys.teacher_key(tap)] = data[tap]
+            yield row, labels[lo:hi]
+
+        first = next(read(0))
+        signature = (
+            {k: tf.TensorSpec((None, *v.shape[1:]), tf.as_dtype(v.dtype))
+             for k, v in first[0].items()},
+            tf.TensorSpec((None, *first[1].shape[1:]), tf.as_dtype(first[1].dtype)),
+        )
+        del first
+
+        def shard(index):
+            return tf.data.Dataset.from_generator(read, args=(index,),
+                                                  output_signature=signature)
+
+        ds = tf.data.Dataset.range(self.num_shards)
+        if shuffle:
+            ds = ds.shuffle(self.num_shards, seed=seed, reshuffle_each_iteration=True)
+        ds = ds.interleave(shard, cycle_length=cycle_length,
+                           num_parallel_calls=cycle_length, deterministic=True)
+        ds = ds.unbatch()
+        if shuffle:
+            ds = ds.shuffle(min(self.shard_size, self.num_examples), seed=seed + 1,
+                            reshuffle_each_iteration=True)
+        ds = ds.batch(batch_size, drop_remainder=drop_remainder)
+        batches = (self.num_examples // batch_size if drop_remainder
+                   else -(-self.num_examples // batch_size))
+        ds = ds.apply(tf.data.experimental.assert_cardinality(batches))
+
+        def as_float32(x, y):
+            return {k: tf.cast(v, "float32") if keys.is_teacher_key(k) else v
+                    for k, v in x.items()}, y
+
+        return ds.map(as_float32).prefetch(2)  # a fixed, small read-ahead
+
     # -------------------------------------------------------------- helpers
     def _missing_shards(self, missing):
-        """Yields `(index, {tap: array})` for the given shards, in order.
-
-        One tokenising pipeline runs over all the missing examples (tracing a
-        `tf.data` map per shard would cost more than small shards' forward
-        passes); rows are cut back into shards as the batches arrive.
-        """
-        if not missing:
-            return
-        ranges = [self.shard_range(i) for i in missing]
-        ex = self.examples
-        take = np.concatenate([np.arange(lo, hi) for lo, hi in ranges])
-        part = Examples(
-            [ex.texts[i] for i in take],
-            np.asarray(ex.labels)[take],
-            None if ex.pairs is None else [ex.pairs[i] for i in take],
-            ex.source,
-        )
-        pending = {tap: [] for tap in self.taps}
-        rows = 0
-        queue = list(zip(missing, ranges))
-        for result in self._outputs(part):
-            for tap in self.taps:
-                pending[tap].append(
-                    keras.ops.convert_to_numpy(result[tap]).astype(self.dtype)
-                )
-            rows += int(keras.ops.shape(result[self.taps[0]])[0])
-            while queue and rows >= queue[0][1][1] - queue[0][1][0]:
-                index, (lo, hi) = queue.pop(0)
-                n = hi - lo
-                joined = {t: np.concatenate(v, axis=0) for t, v in pending.items()}
-                yield index, {t: v[:n] for t, v in joined.items()}
-                pending = {t: [v[n:]] for t, v in joined.items()}
-                rows -= n
+        """Yields `(index, {tap: array})` for the given shards, in order,
+        one shard in memory at a time."""
+        for index in missing:
+            lo, hi = self.shard_range(index)
+            outputs = {tap: [] for tap in self.taps}
+            for result in self._outputs(self.examples.select(range(lo, hi))):
+                for tap in self.taps:
+                    outputs[tap].append(_storable(
+                        keras.ops.convert_to_numpy(result[tap]), self.dtype))
+            yield index, {t: np.concatenate(v, axis=0) for t, v in outputs.items()}
 
     def _outputs(self, part):
         """Yields the teacher's taps batch by batch."""
@@ -400,6 +499,16 @@ class DamagedEntry(KdplugError):
     def __init__(self, files):
         self.files = files
         super().__init__(", ".join(f"{f}: {why}" for f, why in files))
+
+
+def _storable(array, dtype):
+    """`array` as the stored dtype; float16 values are clipped to its finite
+    range first (attention scores mask padded keys with -1e9, which would
+    become -inf; every term masks those keys out again)."""
+    if dtype == "float16":
+        limit = np.finfo(np.float16).max
+        array = np.clip(array, -limit, limit)
+    return array.astype(dtype)
 
 
 def _size(path):

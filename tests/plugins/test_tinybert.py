@@ -166,3 +166,34 @@ def test_config_validates():
     method, teacher, student = build(mapping="nonexistent")
     with pytest.raises(KdplugError, match="nonexistent"):
         method.stages(teacher, student)
+
+
+def test_intermediate_stage_reads_cached_outputs_within_the_disk_budget(
+        tmp_path, kdplug_log, monkeypatch):
+    from kdplug.run.experiment import Experiment
+    from kdplug.testing.toy_config import write_toy_config
+
+    def run(folder, **cache):
+        path = write_toy_config(
+            tmp_path / folder,
+            {"name": "tinybert", "stages": ["task_intermediate"]},
+            num_examples=80, export=False, training={"epochs": 1},
+            student={"kind": "truncated", "layers": [1]},
+            cache={"teacher_outputs": True, **cache})
+        return Experiment(load_config(path)).run()
+
+    cached = run("cached")
+    info = cached["teacher_output_cache"]
+    assert info["computed"] == [0] and info["bytes"] > 0
+    history = cached["history"]["task_intermediate"]
+    assert np.isfinite(history["loss"]).all()
+    # An entry over the budget is never written: the teacher runs online
+    # (an empty cache: a complete entry would be used whatever its size).
+    monkeypatch.setenv("KDPLUG_CACHE_DIR", str(tmp_path / "empty-cache"))
+    online = run("online", disk_budget_gb=1e-6)
+    info = online["teacher_output_cache"]
+    assert info["online"] == "over disk budget" and info["bytes_needed"] > 1e-6 * 2**30
+    assert any("over cache.disk_budget_gb" in m for m in kdplug_log())
+    # Same data, same order of magnitude of loss: float16 storage only rounds.
+    np.testing.assert_allclose(online["history"]["task_intermediate"]["loss"],
+                               history["loss"], rtol=0.25)

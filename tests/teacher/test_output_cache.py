@@ -423,3 +423,76 @@ def test_training_with_cached_outputs_matches_the_online_teacher(
     for a, b in zip(w_cached, w_online):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
     np.testing.assert_allclose(half, online, rtol=0, atol=2e-3)
+
+
+def rows_by_text(batches, examples, encoder):
+    """`{first token ids: (label, teacher taps)}` of every streamed example."""
+    out = {}
+    for x, y in batches:
+        for i in range(len(y)):
+            ids = tuple(x["token_ids"][i].numpy().tolist())
+            out[ids] = (int(y[i]), {k: x[k][i].numpy() for k in x if k.startswith("teacher/")})
+    return out
+
+
+def test_stream_reads_every_example_once_with_its_outputs(tmp_path, teacher, encoder,
+                                                          examples):
+    taps = ["logits", "hidden/1", "attention/2"]
+    cache = eager_cache(teacher, encoder, examples, taps, shard_size=16,
+                        root=str(tmp_path))
+    cache.precompute()
+    loaded = cache.load()
+    plain = list(encoder.dataset(examples, 8, extra=loaded))
+    streamed = list(cache.stream(8))
+    # Without shuffling: the same batches, in the same order, as float32.
+    assert len(streamed) == len(plain) == 5
+    for (xs, ys), (xp, yp) in zip(streamed, plain):
+        assert sorted(xs) == sorted(xp)
+        np.testing.assert_array_equal(ys, yp)
+        for key in xp:
+            assert xs[key].dtype == xp[key].dtype
+            np.testing.assert_array_equal(xs[key], xp[key])
+    # Shuffled: every example exactly once per epoch, with its own outputs,
+    # in an order that changes between epochs and repeats with the seed.
+    ds = cache.stream(8, shuffle=True, seed=3)
+    epochs = [[x["token_ids"].numpy() for x, _ in ds] for _ in range(2)]
+    first, second = (np.concatenate(e) for e in epochs)
+    assert not np.array_equal(first, second)
+    again = np.concatenate([x["token_ids"].numpy() for x, _ in cache.stream(
+        8, shuffle=True, seed=3)])
+    np.testing.assert_array_equal(again, first)
+    expected = rows_by_text(plain, examples, encoder)
+    got = rows_by_text(ds, examples, encoder)
+    assert len(got) == len(expected)
+    for ids, (label, outputs) in expected.items():
+        assert got[ids][0] == label
+        for key, value in outputs.items():
+            np.testing.assert_array_equal(got[ids][1][key], value)
+
+
+def test_stream_heals_a_damaged_shard_before_reading(tmp_path, teacher, encoder,
+                                                     examples, kdplug_log):
+    cache = eager_cache(teacher, encoder, examples, ["logits"], shard_size=16,
+                        root=str(tmp_path))
+    cache.precompute()
+    expected = np.concatenate([x["teacher/logits"].numpy() for x, _ in cache.stream(8)])
+    with open(cache.shard_path(1), "r+b") as f:  # flip bytes inside the data
+        f.seek(-20, os.SEEK_END)
+        f.write(b"\xff" * 8)
+    streamed = np.concatenate([x["teacher/logits"].numpy() for x, _ in cache.stream(8)])
+    np.testing.assert_array_equal(streamed, expected)
+    assert sum("is damaged" in m for m in kdplug_log()) == 1
+
+
+def test_float16_attention_scores_stay_finite(tmp_path, teacher, encoder, examples):
+    # Padded keys carry -1e9 scores: float16 keeps them at its largest
+    # finite magnitude instead of -inf.
+    cache = eager_cache(teacher, encoder, examples, ["attention_scores/1"],
+                        root=str(tmp_path))
+    stored = cache.get()["teacher/attention_scores/1"]
+    exact = online_taps(teacher, encoder, examples,
+                        ["attention_scores/1"])["attention_scores/1"]
+    assert np.isfinite(stored).all() and (exact < -1e8).any()
+    kept = exact > -1e4
+    np.testing.assert_allclose(stored[kept], exact[kept], rtol=2e-3, atol=2e-3)
+    assert (stored[~kept] == -np.finfo(np.float16).max).all()
