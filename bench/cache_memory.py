@@ -41,7 +41,7 @@ SHARD_SIZE = 128
 FLAT = 0.10  # the streamed epoch's peak may grow at most 10% from 1x to 16x
 
 
-def setup(base, factor, folder):
+def setup(base, factor):
     """`(teacher, encoder, examples)` for `factor` x `base` sentences."""
     import keras
     import keras_hub
@@ -78,7 +78,7 @@ def child(args):
 
     from kdplug.teacher.output_cache import TeacherCache
 
-    teacher, encoder, examples = setup(args.base, args.factor, args.folder)
+    teacher, encoder, examples = setup(args.base, args.factor)
     cache = TeacherCache(teacher, encoder, examples, TAPS, shard_size=SHARD_SIZE,
                          root=args.folder)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -102,8 +102,9 @@ class TextEncoder:
         """`self` on batches as one traced `tf.function`, built once per
         encoder and kind of input.
 
-        Tracing the tokenizer costs about half a second; every
-        `dataset()` map calls this one function instead of re-tracing it.
+        Tracing the tokenizer costs about half a second; `encode_examples()`
+        (and so every `dataset()`) calls this one function instead of
+        tracing it again.
 
         Args:
             paired: bool. Whether batches carry second texts.

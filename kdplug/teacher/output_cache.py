@@ -354,7 +354,7 @@ class TeacherCache:
         Distiller(student, teacher, terms).fit(train_ds)
         ```
         """
-        self.verify()
+        manifest = self.verify()
         features = features or self.encoder.encode_examples
         labels = np.asarray(self.examples.labels)
         taps = self.taps
@@ -368,13 +368,16 @@ class TeacherCache:
                     row[keys.teacher_key(tap)] = data[tap]
             yield row, labels[lo:hi]
 
-        first = next(read(0))
+        # The element signature from one example's features and the
+        # manifest's tap shapes (no shard is read before training starts).
+        one = features(self.examples.select([0]))
         signature = (
-            {k: tf.TensorSpec((None, *v.shape[1:]), tf.as_dtype(v.dtype))
-             for k, v in first[0].items()},
-            tf.TensorSpec((None, *first[1].shape[1:]), tf.as_dtype(first[1].dtype)),
+            {**{k: tf.TensorSpec((None, *v.shape[1:]), tf.as_dtype(v.dtype))
+                for k, v in one.items()},
+             **{keys.teacher_key(t): tf.TensorSpec((None, *manifest["tap_shapes"][t]),
+                                                   self.dtype) for t in taps}},
+            tf.TensorSpec((None, *labels.shape[1:]), tf.as_dtype(labels.dtype)),
         )
-        del first
 
         def shard(index):
             return tf.data.Dataset.from_generator(read, args=(index,),
