@@ -43,6 +43,23 @@ def build_parser():
              "optimizer steps (default 10)")
     p = add("finetune-teacher", help="fine-tune and cache the teacher only")
     p.add_argument("config")
+    p = add("analyze", help="probe the layers of a run's teacher and student and "
+                            "compare their behaviour (docs/analysis.md)")
+    p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    p.add_argument("--output", metavar="DIR",
+                   help="comparison folder for several runs (default "
+                        "<parent of the first run>/analysis-comparison)")
+    p.add_argument("--config", action="append", metavar="FILE",
+                   help="the config file a run was started from, once per run in "
+                        "order (only for runs without source.json)")
+    p.add_argument("--tasks", type=_comma_list, metavar="A,B",
+                   help="probing tasks (names or SentEval files)")
+    p.add_argument("--seeds", type=_comma_ints, metavar="0,1,2", help="probe seeds")
+    p.add_argument("--max-examples", type=int, metavar="N",
+                   help="examples per built probing task")
+    p.add_argument("--probe", help="logistic or mlp")
+    p.add_argument("--no-probing", action="store_true", help="behaviour only")
+    p.add_argument("--no-behaviour", action="store_true", help="probing only")
     add("plugins", help="list plugins and what they register")
     p = add("cache", help="list or remove cache entries (teacher outputs, "
                           "fine-tuned teachers, transfer sets)")
@@ -83,6 +100,18 @@ def _positive_int(text):
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
     return value
+
+
+def _comma_list(text):
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _comma_ints(text):
+    try:
+        return [int(part) for part in _comma_list(text)]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers, got {text!r}") from None
 
 
 def _load(args):
@@ -134,6 +163,26 @@ def cmd_finetune_teacher(args):
     return 0
 
 
+def cmd_analyze(args):
+    from kdplug.analysis.run_models import analyze_runs
+
+    if args.config and len(args.config) != len(args.run_dirs):
+        raise KdplugError(f"--config: given {len(args.config)} time(s) for "
+                          f"{len(args.run_dirs)} run folder(s); give it once per run")
+    probing = {key: value for key, value in (
+        ("tasks", args.tasks), ("seeds", args.seeds),
+        ("max_examples", args.max_examples), ("probe", args.probe)) if value is not None}
+    overrides = {"probing": False if args.no_probing else probing,
+                 "behaviour": False if args.no_behaviour else {}}
+    written = analyze_runs(args.run_dirs, output_dir=args.output,
+                           config_files=args.config, overrides=overrides)
+    for path in written["runs"].values():
+        print(path)
+    if written["comparison"]:
+        print(written["comparison"])
+    return 0
+
+
 def cmd_plugins(args):
     from kdplug.plugin.manager import get_plugin_manager
 
@@ -168,12 +217,13 @@ def cmd_cache(args):
     return 0
 
 
-NEEDS_MODELS = ("run", "finetune-teacher")  # validate, plugins, cache: no TensorFlow
+NEEDS_MODELS = ("run", "finetune-teacher", "analyze")  # validate, plugins, cache: no TensorFlow
 
 COMMANDS = {
     "validate": cmd_validate,
     "run": cmd_run,
     "finetune-teacher": cmd_finetune_teacher,
+    "analyze": cmd_analyze,
     "plugins": cmd_plugins,
     "cache": cmd_cache,
 }

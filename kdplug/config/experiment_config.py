@@ -5,6 +5,7 @@ import os
 from typing import Optional
 
 from kdplug.config.schema import to_dict
+from kdplug.config.sections import AnalysisConfig
 from kdplug.config.sections import CacheConfig
 from kdplug.config.sections import DataConfig
 from kdplug.config.sections import ExportConfig
@@ -53,6 +54,7 @@ class ExperimentConfig:
     augment_entries: list = dataclasses.field(default_factory=list)
     cache: Optional[CacheConfig] = None
     export: Optional[ExportConfig] = dataclasses.field(default_factory=ExportConfig)
+    analysis: Optional[AnalysisConfig] = None
 
     @property
     def base_dir(self):
@@ -79,4 +81,5 @@ class ExperimentConfig:
             "augment": self.augment,
             "cache": to_dict(self.cache) if self.cache else False,
             "export": to_dict(self.export) if self.export else False,
+            "analysis": to_dict(self.analysis) if self.analysis else False,
         }

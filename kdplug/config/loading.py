@@ -27,10 +27,13 @@ from kdplug.config.experiment_config import PluginSection
 from kdplug.config.ranges import Range
 from kdplug.config.refs import resolve_refs
 from kdplug.config.schema import parse
+from kdplug.config.sections import AnalysisConfig
 from kdplug.config.sections import AugmentEntry
+from kdplug.config.sections import BehaviourConfig
 from kdplug.config.sections import CacheConfig
 from kdplug.config.sections import DataConfig
 from kdplug.config.sections import ExportConfig
+from kdplug.config.sections import ProbingConfig
 from kdplug.config.sections import TeacherConfig
 from kdplug.config.sections import TeacherPipelineConfig
 from kdplug.config.sections import TrainingConfig
@@ -51,6 +54,7 @@ class _Top:
     augment: Optional[list] = None
     cache: Union[bool, dict, None] = None
     export: Union[bool, dict] = True
+    analysis: Union[bool, dict, None] = None
 
 
 def load_config(path, plugin_manager=None):
@@ -124,6 +128,7 @@ def config_from_dict(data, file=None, plugin_manager=None):
         augment=top.augment or [],
         cache=cache,
         export=export,
+        analysis=parse_analysis(top.analysis, file),
     )
     config.augment_entries = parse_augment(
         top.augment, plugin_manager.augmenters, file,
@@ -194,6 +199,27 @@ def check_output_dir(template, file):
             raise ConfigError(
                 f"unknown placeholder {{{field}}}{did_you_mean(field, OUTPUT_DIR_FIELDS)}"
                 f"; output_dir may use {{name}}", file, "output_dir", template)
+
+
+def parse_analysis(value, file=None, path="analysis"):
+    """Validates an `analysis:` section: `true` (every default), a mapping
+    whose `probing:` / `behaviour:` parts may each be `false`, or
+    `false`/absent (None)."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        value = {}
+    if not isinstance(value, dict):
+        raise ConfigError("expected true, false or a mapping", file, path, value)
+    rest = {k: v for k, v in value.items() if k not in ("probing", "behaviour")}
+    parts = {"probing": ProbingConfig, "behaviour": BehaviourConfig}
+    parsed = {name: _switchable(cls, value.get(name, True), f"{path}.{name}", file)
+              for name, cls in parts.items()}
+    parse(AnalysisConfig, rest, path, file)  # unknown keys
+    try:
+        return AnalysisConfig(**parsed)
+    except ValueError as e:
+        raise ConfigError(str(e), file, path) from None
 
 
 def _switchable(cls, value, path, file):

@@ -198,3 +198,80 @@ class AugmentEntry:
     name: str
     n: int
     config: object
+
+
+@dataclasses.dataclass
+class ProbingConfig:
+    """`analysis.probing:`: per-layer probes of teacher and students
+    (docs/analysis.md, "Probing").
+
+    Args:
+        tasks: probing task names (`kdplug.analysis.probing.BUILDERS`) or
+            SentEval-format files (`split<TAB>label<TAB>sentence`); null:
+            the surface tasks, plus the syntactic ones when a spaCy English
+            pipeline is installed (`pip install "kdplug[spacy]"`).
+        corpus: the sentences the built tasks are made from: `train` (the
+            run's training texts) or a text file, one sentence per line.
+        max_examples: at most this many examples per built task (train, dev
+            and test together), sampled by class.
+        probe: `logistic` (logistic regression) or `mlp` (one hidden layer).
+        max_iter: the probe's training budget (iterations), fixed.
+        seeds: one probe per seed; the table shows mean and spread.
+        poolings: sentence vectors of a transformer layer: `cls` (the [CLS]
+            position) and/or `mean` (mean over the unpadded positions).
+        batch_size: batch size of the frozen models' forward passes.
+    """
+
+    tasks: Optional[List[str]] = None
+    corpus: str = "train"
+    max_examples: Annotated[int, Range(20, 10_000_000)] = 2000
+    probe: Literal["logistic", "mlp"] = "logistic"
+    max_iter: Annotated[int, Range(1, 100_000)] = 200
+    seeds: List[Annotated[int, Range(0, 2**32 - 1)]] = dataclasses.field(
+        default_factory=lambda: [0, 1, 2])
+    poolings: List[Literal["cls", "mean"]] = dataclasses.field(
+        default_factory=lambda: ["cls", "mean"])
+    batch_size: BatchSize = 64
+
+    def __post_init__(self):
+        if self.tasks is not None and not self.tasks:
+            raise ValueError("tasks must list at least one task, or be null")
+        if not self.seeds:
+            raise ValueError("seeds must list at least one seed")
+        if not self.poolings:
+            raise ValueError("poolings must list cls and/or mean")
+        if not self.corpus.strip():
+            raise ValueError("corpus must be `train` or a text file")
+
+
+@dataclasses.dataclass
+class BehaviourConfig:
+    """`analysis.behaviour:`: teacher vs student on a labelled split
+    (docs/analysis.md, "Behaviour").
+
+    Args:
+        split: the split compared, `test` or `validation`.
+        calibration_bins: equal-width confidence bins of the expected
+            calibration error and the reliability diagram.
+        top_n: how many of the most disagreed-on examples are listed.
+    """
+
+    split: Literal["test", "validation"] = "test"
+    calibration_bins: Annotated[int, Range(2, 100)] = 10
+    top_n: Annotated[int, Range(0, 10_000)] = 10
+
+
+@dataclasses.dataclass
+class AnalysisConfig:
+    """`analysis:`: what `kdplug analyze` (and `kdplug run`, at its end)
+    writes into `<run>/analysis/`. `analysis: true` means every default;
+    `probing: false` or `behaviour: false` leaves that part out."""
+
+    probing: Optional[ProbingConfig] = dataclasses.field(default_factory=ProbingConfig)
+    behaviour: Optional[BehaviourConfig] = dataclasses.field(
+        default_factory=BehaviourConfig)
+
+    def __post_init__(self):
+        if self.probing is None and self.behaviour is None:
+            raise ValueError("probing and behaviour are both off: there is "
+                             "nothing to analyse (drop the analysis section)")

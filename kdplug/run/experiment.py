@@ -2,6 +2,7 @@
 
 import contextlib
 import logging
+import os
 
 import keras
 import yaml
@@ -16,6 +17,9 @@ from kdplug.run.run_folder import run_settings
 from kdplug.training.distribution import precision_policy
 
 log = logging.getLogger(__name__)
+
+# Where the run's config came from (`Experiment._write_config`).
+SOURCE = "source.json"
 
 
 class Experiment:
@@ -94,5 +98,12 @@ class Experiment:
         return method.runner(method, context)
 
     def _write_config(self, context):
+        """`config.yaml` (the resolved config) and `source.json` (the file
+        it came from: its relative paths resolve against that file's
+        folder, which `kdplug analyze` needs to reload the run)."""
         storage.write_text(context.path("config.yaml"),
                            yaml.safe_dump(self.config.to_dict(), sort_keys=False))
+        storage.write_json(context.path(SOURCE), {
+            "config_file": self.config.file and os.path.abspath(self.config.file),
+            "base_dir": self.config.base_dir,
+        })

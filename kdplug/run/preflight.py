@@ -22,6 +22,7 @@ import collections
 
 import numpy as np
 
+from kdplug.analysis.checks import check_analysis
 from kdplug.data.readers import TFDS_PREFIX
 from kdplug.data.readers import read_splits
 from kdplug.teacher.sources import describe_source
@@ -63,7 +64,7 @@ def check_inputs(config, plugin_manager=None):
         tokenizer = resolve_source(teacher.tokenizer, config.resolve_path,
                                    config.file, "teacher.tokenizer")
         lines.append(f"tokenizer: {describe_source(tokenizer)}")
-    return lines
+    return lines + check_analysis(config)
 
 
 def _split_name(data, name):

@@ -15,7 +15,7 @@ LOCK = ".lock"
 # re-run must be checked against the settings that produced them).
 TRAINING_STATE = ("stages", "backup")
 # Parts of a config that do not change what a run trains or measures.
-NOT_SETTINGS = ("name", "output_dir", "export")
+NOT_SETTINGS = ("name", "output_dir", "export", "analysis")
 
 
 class RunFolder:

@@ -90,7 +90,11 @@ class SingleTaskRunner(Runner):
         if ctx.is_chief and cfg.export:
             report["export"] = self.export(student, test_ds)
         report["seconds"] = dict(ctx.timers.seconds)
-        return self.write_run_report(report, student)
+        report = self.write_run_report(report, student)
+        if ctx.is_chief and cfg.analysis:
+            with ctx.timers("analysis"):
+                self.analyze(teacher, student, encoder, words, splits)
+        return report
 
     def finetune_teacher(self):
         cfg = self.context.config
@@ -173,6 +177,25 @@ class SingleTaskRunner(Runner):
                 batch_sizes=tuple(cfg.export.latency_batch_sizes),
                 runs=LATENCY_RUNS,
             )
+
+    def analyze(self, teacher, student, encoder, words, splits):
+        """The config's `analysis:` on this run's teacher and student, into
+        `<run>/analysis/` (what `kdplug analyze RUN_DIR` writes)."""
+        from kdplug.analysis.analyzer import AnalysedModel
+        from kdplug.analysis.analyzer import analyze_models
+
+        cfg = self.context.config
+        dataset = lambda examples, batch: self._dataset(  # noqa: E731
+            encoder, words, examples, batch)
+        behaviour = cfg.analysis.behaviour
+        examples = splits[behaviour.split] if behaviour else None
+        analyze_models(
+            AnalysedModel("teacher", teacher, dataset, role="teacher"),
+            [AnalysedModel("student", student, dataset)],
+            examples=examples, corpus_texts=splits["train"].texts,
+            output_dir=self.context.path("analysis"), config=cfg.analysis,
+            base_dir=cfg.base_dir, title=f"{cfg.name}: teacher vs student")
+        self.context.log.info("analysis: %s", self.context.path("analysis"))
 
     def _word_encoder(self, splits):
         """A word vocabulary from the training texts, for `input: word_ids`

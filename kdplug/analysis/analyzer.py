@@ -1,0 +1,342 @@
+"""`Analyzer`: probing and behaviour of a teacher and its students."""
+
+import dataclasses
+import logging
+import os
+import re
+from typing import Callable
+
+import numpy as np
+
+from kdplug import storage
+from kdplug.analysis import plots
+from kdplug.analysis.analysis_report import analysis_markdown
+from kdplug.analysis.behaviour import behaviour_report
+from kdplug.analysis.checks import is_probing_file
+from kdplug.analysis.probe import probe_layers
+from kdplug.analysis.probing import SURFACE_TASKS
+from kdplug.analysis.probing import SYNTACTIC_TASKS
+from kdplug.analysis.probing import build_probing_tasks
+from kdplug.analysis.probing import load_spacy_parser
+from kdplug.analysis.probing import read_senteval
+from kdplug.analysis.probing import write_senteval
+from kdplug.analysis.representations import POOLED
+from kdplug.analysis.representations import sentence_representations
+from kdplug.config.schema import to_dict
+from kdplug.config.sections import AnalysisConfig
+from kdplug.data.examples import Examples
+from kdplug.errors import DataError
+from kdplug.errors import KdplugError
+from kdplug.evaluation.measure import count_params
+from kdplug.evaluation.measure import predict_outputs
+
+log = logging.getLogger(__name__)
+
+ANALYSIS_JSON = "analysis.json"
+ANALYSIS_MD = "analysis.md"
+PROBING_SETS = "probing_sets"
+
+
+@dataclasses.dataclass
+class AnalysedModel:
+    """A model to analyse and how texts become its inputs.
+
+    Args:
+        name: its name in tables and plots (`teacher`, `student`, a run's
+            name).
+        model: a kdplug model with `taps()` (its `call()` returns logits).
+        dataset: `fn(examples, batch_size) -> tf.data.Dataset` of batched
+            `(features, labels)` this model reads (e.g.
+            `TextEncoder.dataset`; a word-id student's `word_dataset`).
+        role: `teacher` or `student`.
+
+    Examples:
+
+    ```python
+    teacher = AnalysedModel("teacher", teacher_model, encoder.dataset, "teacher")
+    ```
+    """
+
+    name: str
+    model: object
+    dataset: Callable
+    role: str = "student"
+
+    def representations(self, texts, poolings, batch_size):
+        examples = Examples(list(texts), np.zeros(len(texts), "int64"))
+        return sentence_representations(
+            self.model, self.dataset(examples, batch_size), poolings=poolings)
+
+    def probabilities(self, examples, batch_size):
+        """Softmax of the model's logits over `examples`, in order."""
+        logits, _ = predict_outputs(self.model, self.dataset(examples, batch_size))
+        logits = logits - logits.max(axis=-1, keepdims=True)
+        e = np.exp(logits.astype("float64"))
+        return e / e.sum(axis=-1, keepdims=True)
+
+
+class Analyzer:
+    """Probes every layer of a teacher and its students and compares their
+    behaviour on a labelled split (docs/analysis.md).
+
+    Probing (Conneau et al. 2018; Tenney et al. 2019): each model is frozen;
+    every layer's sentence vector ([CLS] and mean-pooled; a BiLSTM's pooled
+    state) of every probing example is computed once (texts shared by
+    several tasks are encoded once), and a probe per layer, task and seed is
+    trained on the train part and scored on the test part. Behaviour: each
+    student against the teacher on the same examples (`behaviour_report`).
+
+    Args:
+        config: an `AnalysisConfig` (defaults: every part on).
+        base_dir: the folder relative probing-file and corpus paths start
+            from (a run's config folder).
+
+    Examples:
+
+    ```python
+    analyzer = Analyzer(AnalysisConfig())
+    tasks = analyzer.probing_tasks(train_texts)
+    result = analyzer.analyze(teacher, [student], test_examples, tasks)
+    analyzer.write(result, "runs/quickstart/analysis")
+    ```
+    """
+
+    def __init__(self, config=None, base_dir=None):
+        self.config = config or AnalysisConfig()
+        self.base_dir = base_dir or os.getcwd()
+        self._probed = {}  # id(model) -> probing results, a teacher shared by runs
+
+    # ------------------------------------------------------------- probing sets
+    def probing_tasks(self, corpus_texts=None):
+        """The configured probing tasks: SentEval files read as they are,
+        names built from `corpus` (`train`: `corpus_texts`, the run's
+        training texts)."""
+        cfg = self.config.probing
+        if cfg is None:
+            return []
+        names = cfg.tasks
+        parser = None
+        if names is None:  # the defaults: surface tasks, syntax when spaCy is there
+            names = list(SURFACE_TASKS)
+            try:
+                parser = load_spacy_parser()
+                names += list(SYNTACTIC_TASKS)
+            except KdplugError as e:
+                log.info("probing: syntactic tasks skipped (%s)", e)
+        tasks = {n: read_senteval(self._path(n)) for n in names if is_probing_file(n)}
+        built = [n for n in names if n not in tasks]
+        if built:
+            if parser is None and set(built) & set(SYNTACTIC_TASKS):
+                parser = load_spacy_parser()
+            sentences, source = self._corpus(corpus_texts)
+            tasks.update(build_probing_tasks(
+                built, sentences, seed=cfg.seeds[0], parser=parser,
+                max_examples=cfg.max_examples, source=source))
+        return [tasks[n] for n in names]
+
+    def _corpus(self, corpus_texts):
+        corpus = self.config.probing.corpus
+        if corpus == "train":
+            if not corpus_texts:
+                raise KdplugError("analysis.probing.corpus is `train` but no "
+                                  "training texts were given")
+            return list(corpus_texts), "the run's training texts"
+        path = self._path(corpus)
+        if not os.path.isfile(path):
+            raise DataError(f"analysis.probing.corpus: file not found: {path}")
+        with open(path, encoding="utf-8") as f:
+            lines = [line.strip() for line in f]
+        sentences = [line for line in lines if line]
+        if not sentences:
+            raise DataError(f"analysis.probing.corpus: {path} has no sentences")
+        return sentences, path
+
+    def _path(self, path):
+        return os.path.normpath(os.path.join(self.base_dir, os.path.expanduser(path)))
+
+    # ------------------------------------------------------------- analysing
+    def probe(self, model, tasks):
+        """`{task: {layer: {pooling: stats}}}` for one `AnalysedModel`.
+
+        `stats` is `probe_layers`' entry: mean/std test accuracy over the
+        configured seeds, dev and train accuracy, each seed's result.
+        """
+        cached = self._probed.get(id(model.model))
+        if cached is not None:
+            return cached
+        cfg = self.config.probing
+        texts = sorted({t for task in tasks for split in task.texts.values() for t in split})
+        index = {t: i for i, t in enumerate(texts)}
+        reps = model.representations(texts, tuple(cfg.poolings), cfg.batch_size)
+        log.info("probing %s: %d texts, layers %s", model.name, len(texts),
+                 ", ".join(reps))
+        results = {}
+        for task in tasks:
+            rows = {s: np.asarray([index[t] for t in task.texts[s]], "int64")
+                    for s in ("train", "dev", "test")}
+            labels = {s: task.label_ids(s) if len(rows[s]) else None
+                      for s in ("train", "dev", "test")}
+            per_layer = {}
+            for pooling in _poolings(reps):
+                features = {
+                    layer: {s: (by_pooling[pooling][rows[s]] if len(rows[s]) else None)
+                            for s in ("train", "dev", "test")}
+                    for layer, by_pooling in reps.items() if pooling in by_pooling}
+                probed = probe_layers(features, labels, kind=cfg.probe,
+                                      seeds=tuple(cfg.seeds), max_iter=cfg.max_iter)
+                for layer, stats in probed.items():
+                    per_layer.setdefault(layer, {})[pooling] = stats
+            results[task.name] = per_layer
+        self._probed[id(model.model)] = results
+        return results
+
+    def behaviour(self, teacher, student, examples):
+        """`behaviour_report` of `student` against `teacher` on `examples`."""
+        cfg = self.config.behaviour
+        batch = self.config.probing.batch_size if self.config.probing else 64
+        texts = examples.texts if examples.pairs is None else [
+            f"{a} [SEP] {b}" for a, b in zip(examples.texts, examples.pairs)]
+        labels = np.asarray(examples.labels)
+        keep = labels >= 0
+        if not keep.all():
+            examples, labels = examples.select(np.flatnonzero(keep)), labels[keep]
+            texts = [t for t, k in zip(texts, keep) if k]
+        return behaviour_report(
+            labels, teacher.probabilities(examples, batch),
+            student.probabilities(examples, batch), texts,
+            lengths=np.asarray([len(t.split()) for t in texts]),
+            num_bins=cfg.calibration_bins, top_n=cfg.top_n)
+
+    def analyze(self, teacher, students, examples=None, tasks=()):
+        """Probes the teacher and every student on `tasks`, and compares
+        each student's behaviour with the teacher's on `examples`.
+
+        Args:
+            teacher: an `AnalysedModel`.
+            students: a list of `AnalysedModel`.
+            examples: labelled `Examples` for the behaviour part (None: no
+                behaviour).
+            tasks: `ProbingTask`s (from `probing_tasks()`).
+
+        Returns:
+            A JSON-able dict: `models`, `probing` (tasks and results per
+            model) and `behaviour` (per student).
+        """
+        models = [teacher, *students]
+        names = [m.name for m in models]
+        if len(set(names)) != len(names):
+            raise KdplugError(f"analysed models need distinct names, got {names}")
+        result = {"models": [{"name": m.name, "role": m.role,
+                              "class": type(m.model).__name__,
+                              "params": count_params(m.model)} for m in models],
+                  "config": to_dict(self.config)}
+        if self.config.probing is not None and tasks:
+            result["probing"] = {
+                "tasks": [t.to_dict() for t in tasks],
+                "results": {m.name: self.probe(m, tasks) for m in models},
+            }
+        if self.config.behaviour is not None and examples is not None:
+            result["behaviour"] = {s.name: self.behaviour(teacher, s, examples)
+                                   for s in students}
+        return result
+
+    # ------------------------------------------------------------- writing
+    def write(self, result, output_dir, tasks=(), title="Analysis"):
+        """Writes `analysis.json`, `analysis.md`, the PNG plots and the
+        probing sets (SentEval format + their metadata) into `output_dir`.
+
+        Returns:
+            The path of `analysis.md`.
+        """
+        os.makedirs(output_dir, exist_ok=True)
+        result = dict(result, plots={})
+        probing = result.get("probing")
+        if probing:
+            for pooling in _result_poolings(probing["results"]):
+                table = {model: {task: {layer: stats[pooling if pooling in stats else POOLED]
+                                        ["test_accuracy"]
+                                        for layer, stats in layers.items()}
+                                 for task, layers in per_model.items()}
+                         for model, per_model in probing["results"].items()}
+                name = f"probing_{pooling}"
+                result["plots"][name] = os.path.basename(plots.probing_heatmap(
+                    table, os.path.join(output_dir, f"{name}.png"),
+                    title=f"Probe test accuracy by layer ({_POOLING_TITLES[pooling]})"))
+            for task in tasks:
+                folder = os.path.join(output_dir, PROBING_SETS)
+                write_senteval(task, os.path.join(folder, f"{task.name}.txt"))
+                storage.write_json(os.path.join(folder, f"{task.name}.json"),
+                                   task.to_dict())
+        teacher_name = result["models"][0]["name"]
+        for student, report in (result.get("behaviour") or {}).items():
+            name = f"reliability_{_slug(student)}"
+            calibrations = {teacher_name: report["calibration"]["teacher"],
+                            student: report["calibration"]["student"]}
+            result["plots"][name] = os.path.basename(plots.reliability_diagram(
+                calibrations, os.path.join(output_dir, f"{name}.png"),
+                title=f"Reliability: {teacher_name} vs {student}"))
+        storage.write_json(os.path.join(output_dir, ANALYSIS_JSON), result)
+        return storage.write_text(os.path.join(output_dir, ANALYSIS_MD),
+                                  analysis_markdown(result, title))
+
+
+def analyze_models(teacher, students, examples=None, corpus_texts=None,
+                   output_dir=None, config=None, base_dir=None, title="Analysis"):
+    """Probing and behaviour of any teacher and students kdplug can load,
+    from Python.
+
+    Args:
+        teacher: an `AnalysedModel`.
+        students: a list of `AnalysedModel`.
+        examples: labelled `Examples` for the behaviour part (None: none).
+        corpus_texts: the sentences built probing tasks come from (with
+            `analysis.probing.corpus: train`).
+        output_dir: where to write the files (None: nothing written).
+        config: an `AnalysisConfig` (default: every default).
+        base_dir: where relative probing-file and corpus paths start
+            (default: the working directory).
+        title: the Markdown title.
+
+    Returns:
+        The result dict (`Analyzer.analyze`).
+
+    Examples:
+
+    ```python
+    from kdplug.analysis import AnalysedModel, analyze_models
+    result = analyze_models(
+        AnalysedModel("teacher", teacher, encoder.dataset, "teacher"),
+        [AnalysedModel("student", student, encoder.dataset)],
+        examples=splits["test"], corpus_texts=splits["train"].texts,
+        output_dir="analysis")
+    result["behaviour"]["student"]["agreement"]
+    ```
+    """
+    analyzer = Analyzer(config, base_dir=base_dir)
+    tasks = analyzer.probing_tasks(corpus_texts)
+    result = analyzer.analyze(teacher, students, examples, tasks)
+    if output_dir:
+        analyzer.write(result, output_dir, tasks, title=title)
+    return result
+
+
+_POOLING_TITLES = {"cls": "[CLS] vector; a BiLSTM's pooled state",
+                   "mean": "mean over tokens; a BiLSTM's pooled state",
+                   POOLED: "pooled state"}
+
+
+def _poolings(reps):
+    return list(dict.fromkeys(p for by_pooling in reps.values() for p in by_pooling))
+
+
+def _result_poolings(results):
+    """The poolings of a result's heat maps: `cls` / `mean` when any model
+    has them (a pooled-only model appears in each), else `pooled`."""
+    found = {p for per_model in results.values() for layers in per_model.values()
+             for stats in layers.values() for p in stats}
+    own = [p for p in ("cls", "mean") if p in found]
+    return own or [POOLED]
+
+
+def _slug(name):
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "student"

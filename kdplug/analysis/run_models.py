@@ -1,0 +1,261 @@
+"""Reloading a finished run's teacher, student and data for analysis."""
+
+import dataclasses
+import logging
+import os
+
+import yaml
+
+from kdplug import storage
+from kdplug.analysis.analyzer import AnalysedModel
+from kdplug.analysis.analyzer import Analyzer
+from kdplug.config.loading import config_from_dict
+from kdplug.config.loading import parse_analysis
+from kdplug.config.schema import to_dict
+from kdplug.config.sections import AnalysisConfig
+from kdplug.data.readers import read_splits
+from kdplug.data.text_encoder import TextEncoder
+from kdplug.data.text_encoder import needs_pair_inputs
+from kdplug.data.word_encoder import WordEncoder
+from kdplug.data.word_encoder import word_dataset
+from kdplug.errors import KdplugError
+from kdplug.models.saving import load_model
+from kdplug.run.experiment import SOURCE
+from kdplug.teacher.finetune import TeacherFinetuner
+from kdplug.teacher.loading import load_teacher
+from kdplug.teacher.sources import resolve_source
+
+log = logging.getLogger(__name__)
+
+WORD_VOCABULARY = "word_vocabulary.json"
+
+
+@dataclasses.dataclass
+class RunModels:
+    """A finished run, reloaded: its config, teacher (with the fine-tuned
+    weights from the cache), student, encoders and data splits.
+
+    Args:
+        run_dir: the run folder.
+        config: its `ExperimentConfig` (paths resolved against the config
+            file the run was started from).
+        teacher, student: the models.
+        encoder: the teacher's `TextEncoder`.
+        words: the student's `WordEncoder` (word-id students) or None.
+        splits: `{"train", "validation", "test"}` `Examples`.
+        teacher_key: what identifies the teacher (its fine-tuning cache key
+            or its source), so runs sharing one are probed once.
+
+    Examples:
+
+    ```python
+    run = load_run("runs/quickstart")
+    run.teacher_model().name, run.student_model().name
+    ```
+    """
+
+    run_dir: str
+    config: object
+    teacher: object
+    student: object
+    encoder: object
+    words: object
+    splits: dict
+    teacher_key: str
+
+    @property
+    def name(self):
+        return self.config.name
+
+    def dataset(self, examples, batch_size):
+        """Batched `(features, labels)` with every input of teacher and
+        student (word ids too, for a word-id student)."""
+        if self.words is None:
+            return self.encoder.dataset(examples, batch_size)
+        return word_dataset(self.encoder, self.words, examples, batch_size)
+
+    def teacher_model(self, name="teacher"):
+        return AnalysedModel(name, self.teacher, self.dataset, role="teacher")
+
+    def student_model(self, name=None):
+        return AnalysedModel(name or self.name, self.student, self.dataset)
+
+
+def load_run(run_dir, config_file=None, teacher=None):
+    """Reloads a finished single-task run from its folder.
+
+    The run's own resolved `config.yaml` is read; its relative paths start
+    from the folder of the config file it was started from (recorded in
+    `source.json`; `config_file` overrides, e.g. for runs made before that
+    file existed). The fine-tuned teacher's weights come from kdplug's
+    teacher cache (the run does not store the teacher); a missing entry is
+    an error naming the command that restores it.
+
+    Args:
+        run_dir: the run folder (`config.yaml`, `student.keras`).
+        config_file: the config file the run was started from (optional).
+        teacher: `(model, tokenizer, key)` already loaded for another run
+            with the same teacher (`analyze_runs` shares it).
+
+    Returns:
+        A `RunModels`.
+    """
+    run_dir = os.path.abspath(run_dir)
+    config = _run_config(run_dir, config_file)
+    if config.data.path.startswith("tfds:"):
+        data_file = None
+    else:
+        data_file = config.resolve_path(config.data.path)
+        if not os.path.isfile(data_file):
+            raise KdplugError(
+                f"{run_dir}: the run's data file {config.data.path!r} is not at "
+                f"{data_file}; pass the config file the run was started from "
+                "(`kdplug analyze RUN_DIR --config FILE`)")
+    model, tokenizer, key = teacher or _load_teacher(config)
+    student = load_model(os.path.join(run_dir, "student.keras"))
+    words_path = os.path.join(run_dir, WORD_VOCABULARY)
+    words = WordEncoder.load(words_path) if os.path.isfile(words_path) else None
+    encoder = TextEncoder(tokenizer, config.data.sequence_length,
+                          pair_inputs=needs_pair_inputs(student))
+    splits = read_splits(config.data, config.resolve_path, seed=config.seed)
+    return RunModels(run_dir, config, model, student, encoder, words, splits, key)
+
+
+def _run_config(run_dir, config_file):
+    """The run's resolved config, its paths relative to the config file the
+    run was started from."""
+    for name in ("config.yaml", "student.keras"):
+        if not os.path.isfile(os.path.join(run_dir, name)):
+            raise KdplugError(
+                f"{run_dir}: no {name}; `kdplug analyze` needs a finished run "
+                "folder (`kdplug run` writes config.yaml and student.keras)")
+    with open(os.path.join(run_dir, "config.yaml"), encoding="utf-8") as f:
+        data = yaml.safe_load(f)
+    source = storage.read_json(os.path.join(run_dir, SOURCE)) or {}
+    file = config_file or source.get("config_file")
+    if file is None or not os.path.isdir(os.path.dirname(os.path.abspath(file))):
+        file = os.path.join(run_dir, "config.yaml")
+    return config_from_dict(data, file=file)
+
+
+def _load_teacher(config):
+    """`(teacher, tokenizer, key)` with the run's fine-tuned weights."""
+    teacher, tokenizer, source = load_teacher(
+        config.teacher, config.data.num_classes, config.resolve_path)
+    if config.teacher.finetune is None:
+        return teacher, tokenizer, _teacher_key(config)
+    finetuner = TeacherFinetuner(config, source)
+    if not os.path.isfile(finetuner.weights_path):
+        raise KdplugError(
+            f"the fine-tuned teacher of run {config.name!r} is not in the cache "
+            f"({finetuner.cache_dir}); `kdplug finetune-teacher {config.file}` "
+            "fine-tunes it again with the same settings (same cache key)")
+    teacher.load_weights(finetuner.weights_path)
+    log.info("teacher: fine-tuned weights from %s", finetuner.cache_dir)
+    return teacher, tokenizer, finetuner.key()
+
+
+def analyze_runs(run_dirs, output_dir=None, config=None, config_files=None,
+                 overrides=None, names=None):
+    """What `kdplug analyze` does: analyses each run (its teacher and
+    student) into `<run>/analysis/`, and, for several runs, the teacher and
+    every student side by side into `output_dir`.
+
+    Runs that share a teacher (same fine-tuning cache key) load and probe it
+    once. Settings: `config` (an `AnalysisConfig`), else the first run's
+    `analysis:` section, else the defaults. Built probing sets come from the
+    first run's training texts (`corpus: train`), so every model is probed
+    on the same examples.
+
+    Args:
+        run_dirs: run folders.
+        output_dir: the comparison folder (default
+            `<parent of the first run>/analysis-comparison`; only written for
+            several runs).
+        config: an `AnalysisConfig` overriding the runs' own.
+        config_files: the config file of each run (None entries: from the
+            run's `source.json`).
+        overrides: `analysis:` data merged over the settings (what the
+            command-line options give: `{"probing": {"seeds": [0]},
+            "behaviour": False}`), validated like a config section.
+        names: each run's student's name in the comparison (default: the
+            runs' names).
+
+    Returns:
+        `{"runs": {run_dir: analysis.md path}, "comparison": path or None}`.
+
+    Examples:
+
+    ```python
+    analyze_runs(["runs/quality/quality-kd-s0", "runs/quality/quality-bilstm-s0"])
+    ```
+    """
+    if not run_dirs:
+        raise KdplugError("name at least one run folder")
+    config_files = list(config_files or [None] * len(run_dirs))
+    teachers, runs = {}, []
+    for run_dir, config_file in zip(run_dirs, config_files):
+        key = _teacher_key(_run_config(os.path.abspath(run_dir), config_file))
+        run = load_run(run_dir, config_file, teacher=teachers.get(key))
+        teachers.setdefault(key, (run.teacher, run.encoder.tokenizer, key))
+        runs.append(run)
+    config = _merge(config or runs[0].config.analysis or AnalysisConfig(), overrides)
+    analyzer = Analyzer(config, base_dir=runs[0].config.base_dir)
+    tasks = analyzer.probing_tasks(runs[0].splits["train"].texts)
+    split = config.behaviour.split if config.behaviour else "test"
+    written = {}
+    for run in runs:
+        examples = run.splits[split]
+        result = analyzer.analyze(run.teacher_model(), [run.student_model()], examples, tasks)
+        written[run.run_dir] = analyzer.write(
+            result, os.path.join(run.run_dir, "analysis"), tasks,
+            title=f"{run.name}: teacher vs student")
+        log.info("analysis: %s", written[run.run_dir])
+    comparison = None
+    if len(runs) > 1:
+        names = _distinct(list(names or [run.name for run in runs]))
+        if len({run.teacher_key for run in runs}) > 1:
+            log.warning("analysis: the runs have different teachers; the comparison "
+                        "shows the first run's")
+        output_dir = output_dir or os.path.join(
+            os.path.dirname(runs[0].run_dir), "analysis-comparison")
+        students = [run.student_model(name) for run, name in zip(runs, names)]
+        result = analyzer.analyze(runs[0].teacher_model(), students,
+                                  runs[0].splits[split], tasks)
+        comparison = analyzer.write(result, output_dir, tasks,
+                                    title="Teacher and students side by side")
+        log.info("analysis: comparison in %s", comparison)
+    return {"runs": written, "comparison": comparison}
+
+
+def _distinct(names):
+    """`["a", "a", "b"] -> ["a", "a #2", "b"]`: table and plot names."""
+    seen, out = {}, []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if seen[name] == 1 else f"{name} #{seen[name]}")
+    return out
+
+
+def _merge(config, overrides):
+    """`config` with `overrides` (plain `analysis:` data) applied on top:
+    a part set to False is switched off, a non-empty mapping updates that
+    part (switching it on), an empty one changes nothing."""
+    if not overrides:
+        return config
+    data = to_dict(config)
+    for part, value in overrides.items():
+        if value is False:
+            data[part] = False
+        elif value:
+            data[part] = {**(data.get(part) or {}), **value}
+    return parse_analysis(data, file="kdplug analyze")
+
+
+def _teacher_key(config):
+    """The fine-tuning cache key of a run's teacher (its source when it is
+    not fine-tuned): runs with equal keys have the same teacher."""
+    source = resolve_source(config.teacher.source, config.resolve_path)
+    if config.teacher.finetune is None:
+        return f"source:{source}"
+    return TeacherFinetuner(config, source).key()

@@ -1,0 +1,67 @@
+import numpy as np
+import pytest
+
+from kdplug import testing
+from kdplug.analysis.representations import representation_layers
+from kdplug.analysis.representations import sentence_representations
+from kdplug.errors import KdplugError
+from kdplug.models import BiLstmClassifier
+
+
+def _batches(features, size):
+    n = len(features["token_ids"])
+    for start in range(0, n, size):
+        yield {k: v[start:start + size] for k, v in features.items()}, None
+
+
+def test_transformer_layers_are_embeddings_then_each_layer():
+    model = testing.tiny_bert_classifier(num_layers=3)
+    assert representation_layers(model) == [
+        ("embeddings", "embeddings"), ("layer 1", "hidden/1"),
+        ("layer 2", "hidden/2"), ("layer 3", "hidden/3")]
+
+
+def test_cls_and_mean_vectors_equal_the_layer_outputs_pooled_by_hand():
+    model = testing.tiny_bert_classifier(num_layers=2)
+    features, _ = testing.toy_arrays(num_examples=10)
+    # Padding of different lengths: the mean must skip padded positions.
+    features["padding_mask"][:, 5:] = False
+    features["padding_mask"][0, 3:] = False
+    reps = sentence_representations(model, _batches(features, 4), jit_compile=False)
+    assert list(reps) == ["embeddings", "layer 1", "layer 2"]
+    taps = model.taps(features, ["embeddings", "hidden/1", "hidden/2"])
+    mask = features["padding_mask"].astype("float32")[:, :, None]
+    for label, tap in (("embeddings", "embeddings"), ("layer 1", "hidden/1"),
+                       ("layer 2", "hidden/2")):
+        h = np.asarray(taps[tap])
+        np.testing.assert_allclose(reps[label]["cls"], h[:, 0], rtol=1e-5, atol=1e-6)
+        by_hand = (h * mask).sum(1) / mask.sum(1)
+        np.testing.assert_allclose(reps[label]["mean"], by_hand, rtol=1e-5, atol=1e-6)
+    # example 0 keeps 3 positions: its mean is the mean of those three
+    h2 = np.asarray(taps["hidden/2"])[0, :3]
+    np.testing.assert_allclose(reps["layer 2"]["mean"][0], h2.mean(0), rtol=1e-5, atol=1e-6)
+
+
+def test_bilstm_gives_its_pooled_state_whatever_the_poolings():
+    model = BiLstmClassifier(vocabulary_size=40, num_classes=2, embedding_dim=8,
+                             lstm_units=4, hidden_dim=8)
+    features, _ = testing.toy_arrays(num_examples=6, vocabulary_size=40)
+    reps = sentence_representations(model, _batches(features, 4), poolings=("cls",),
+                                    jit_compile=False)
+    assert list(reps) == ["pooled"] and list(reps["pooled"]) == ["pooled"]
+    expected = np.asarray(model.taps(features, ["pooled"])["pooled"])
+    np.testing.assert_allclose(reps["pooled"]["pooled"], expected, rtol=1e-5, atol=1e-6)
+
+
+def test_errors_name_what_is_missing():
+    class NoTaps:
+        name = "plain"
+
+        def available_taps(self):
+            return ["logits"]
+
+    with pytest.raises(KdplugError, match="no layer outputs to probe.*logits"):
+        representation_layers(NoTaps())
+    model = testing.tiny_bert_classifier(num_layers=1)
+    with pytest.raises(KdplugError, match="poolings"):
+        sentence_representations(model, [], poolings=("max",))
