@@ -239,6 +239,9 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(argv)
+    from kdplug.run.console import configure_logging
+
+    configure_logging()
     if args.render_only:
         with open(RESULT, encoding="utf-8") as f:
             result = json.load(f)

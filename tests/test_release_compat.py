@@ -24,8 +24,9 @@ ROOT = pathlib.Path(__file__).parents[1]
 PINS = ROOT / "tests" / "fixtures" / "release_0_1"
 CONFIGS = sorted((ROOT / "configs").glob("*.yaml"))
 # Settings added since 0.1: printed with their defaults by `validate`
-# wherever their section is.
-ADDED_SINCE_0_1 = {"cache.disk_budget_gb": 20.0}
+# wherever their section is (a top-level one always).
+ADDED_SINCE_0_1 = {"cache.disk_budget_gb": 20.0,
+                   "analysis": False}  # issue #18: kdplug analyze
 # Shipped configs changed on purpose since 0.1: {config: {field: (0.1, now)}}.
 CHANGED_SINCE_0_1 = {
     # issue #21: TinyBERT's taps are cached and streamed within a disk budget
@@ -85,7 +86,8 @@ def test_validate_prints_what_release_0_1_printed(config, capsys, monkeypatch):
     old, new = flatten(yaml.safe_load(resolved)), flatten(yaml.safe_load(document))
     changed = CHANGED_SINCE_0_1.get(config.stem, {})
     added = {field: value for field, value in ADDED_SINCE_0_1.items()
-             if any(k.startswith(field.rsplit(".", 1)[0] + ".") for k in old)}
+             if "." not in field
+             or any(k.startswith(field.rsplit(".", 1)[0] + ".") for k in old)}
     expected_new = {**old, **added,
                     **{field: now for field, (_, now) in changed.items()}}
     assert new == expected_new
