@@ -25,6 +25,7 @@ from kdplug.analysis.representations import sentence_representations
 from kdplug.config.schema import to_dict
 from kdplug.config.sections import AnalysisConfig
 from kdplug.data.examples import Examples
+from kdplug.data.text_encoder import needs_pair_inputs
 from kdplug.errors import DataError
 from kdplug.errors import KdplugError
 from kdplug.evaluation.measure import count_params
@@ -104,7 +105,10 @@ class Analyzer:
     def __init__(self, config=None, base_dir=None):
         self.config = config or AnalysisConfig()
         self.base_dir = base_dir or os.getcwd()
-        self._probed = {}  # id(model) -> probing results, a teacher shared by runs
+        # Results kept per (model, tasks) and (model, examples): a teacher
+        # shared by several runs or students is probed and run once.
+        self._probed = {}
+        self._probabilities = {}
 
     # ------------------------------------------------------------- probing sets
     def probing_tasks(self, corpus_texts=None):
@@ -161,9 +165,14 @@ class Analyzer:
         `stats` is `probe_layers`' entry: mean/std test accuracy over the
         configured seeds, dev and train accuracy, each seed's result.
         """
-        cached = self._probed.get(id(model.model))
-        if cached is not None:
-            return cached
+        key = (id(model.model), tuple(map(id, tasks)))
+        if key in self._probed:
+            return self._probed[key]
+        if needs_pair_inputs(model.model):
+            log.info("probing %s: skipped, it reads sentence pairs and the probing "
+                     "sets are single sentences", model.name)
+            self._probed[key] = None
+            return None
         cfg = self.config.probing
         texts = sorted({t for task in tasks for split in task.texts.values() for t in split})
         index = {t: i for i, t in enumerate(texts)}
@@ -187,25 +196,33 @@ class Analyzer:
                 for layer, stats in probed.items():
                     per_layer.setdefault(layer, {})[pooling] = stats
             results[task.name] = per_layer
-        self._probed[id(model.model)] = results
+        self._probed[key] = results
         return results
 
     def behaviour(self, teacher, student, examples):
-        """`behaviour_report` of `student` against `teacher` on `examples`."""
+        """`behaviour_report` of `student` against `teacher` on the examples
+        with a gold label (a pair's text is shown as `a [SEP] b`, its length
+        counts the words of both)."""
         cfg = self.config.behaviour
-        batch = self.config.probing.batch_size if self.config.probing else 64
-        texts = examples.texts if examples.pairs is None else [
-            f"{a} [SEP] {b}" for a, b in zip(examples.texts, examples.pairs)]
         labels = np.asarray(examples.labels)
-        keep = labels >= 0
-        if not keep.all():
-            examples, labels = examples.select(np.flatnonzero(keep)), labels[keep]
-            texts = [t for t, k in zip(texts, keep) if k]
+        if not (labels >= 0).all():
+            examples = examples.select(np.flatnonzero(labels >= 0))
+            labels = np.asarray(examples.labels)
+        pairs = examples.pairs or [None] * len(examples)
+        texts = [a if b is None else f"{a} [SEP] {b}" for a, b in zip(examples.texts, pairs)]
+        lengths = [len(a.split()) + (len(b.split()) if b else 0)
+                   for a, b in zip(examples.texts, pairs)]
         return behaviour_report(
-            labels, teacher.probabilities(examples, batch),
-            student.probabilities(examples, batch), texts,
-            lengths=np.asarray([len(t.split()) for t in texts]),
-            num_bins=cfg.calibration_bins, top_n=cfg.top_n)
+            labels, self._predict(teacher, examples), self._predict(student, examples),
+            texts, lengths=np.asarray(lengths), num_bins=cfg.calibration_bins,
+            top_n=cfg.top_n)
+
+    def _predict(self, model, examples):
+        key = (id(model.model), id(examples))
+        if key not in self._probabilities:
+            batch = self.config.probing.batch_size if self.config.probing else 64
+            self._probabilities[key] = model.probabilities(examples, batch)
+        return self._probabilities[key]
 
     def analyze(self, teacher, students, examples=None, tasks=()):
         """Probes the teacher and every student on `tasks`, and compares
@@ -231,9 +248,10 @@ class Analyzer:
                               "params": count_params(m.model)} for m in models],
                   "config": to_dict(self.config)}
         if self.config.probing is not None and tasks:
+            probed = {m.name: self.probe(m, tasks) for m in models}
             result["probing"] = {
                 "tasks": [t.to_dict() for t in tasks],
-                "results": {m.name: self.probe(m, tasks) for m in models},
+                "results": {name: r for name, r in probed.items() if r is not None},
             }
         if self.config.behaviour is not None and examples is not None:
             result["behaviour"] = {s.name: self.behaviour(teacher, s, examples)
