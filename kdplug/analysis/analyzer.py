@@ -192,7 +192,8 @@ class Analyzer:
                             for s in ("train", "dev", "test")}
                     for layer, by_pooling in reps.items() if pooling in by_pooling}
                 probed = probe_layers(features, labels, kind=cfg.probe,
-                                      seeds=tuple(cfg.seeds), max_iter=cfg.max_iter)
+                                      seeds=tuple(cfg.seeds), max_iter=cfg.max_iter,
+                                      train_fraction=cfg.train_fraction)
                 for layer, stats in probed.items():
                     per_layer.setdefault(layer, {})[pooling] = stats
             results[task.name] = per_layer

@@ -108,6 +108,22 @@ def _check_y(name, y, n, x_name):
     return y
 
 
+def subsample_rows(labels, fraction, seed):
+    """Sorted row indices of a seeded stratified subsample: `fraction` of each
+    class's rows (rounded, at least one).
+
+    >>> subsample_rows(np.array([0, 0, 0, 0, 1, 1]), 0.5, seed=0).size
+    3
+    """
+    rng = np.random.default_rng(seed)
+    picked = []
+    for c in np.unique(labels):
+        rows = np.flatnonzero(labels == c)
+        k = max(1, int(round(fraction * rows.size)))
+        picked.append(rng.choice(rows, k, replace=False))
+    return np.sort(np.concatenate(picked))
+
+
 def _make(kind, seed, max_iter, hidden_dim):
     if kind == "logistic":
         from sklearn.linear_model import LogisticRegression
@@ -120,7 +136,8 @@ def _make(kind, seed, max_iter, hidden_dim):
 
 
 def train_probe(train_x, train_y, test_x, test_y, dev_x=None, dev_y=None,
-                kind="logistic", seed=0, max_iter=200, hidden_dim=64):
+                kind="logistic", seed=0, max_iter=200, hidden_dim=64,
+                train_fraction=1.0):
     """Trains one probe on frozen features and scores it (Conneau et al. 2018;
     Tenney et al. 2019).
 
@@ -131,9 +148,12 @@ def train_probe(train_x, train_y, test_x, test_y, dev_x=None, dev_y=None,
     `kind="mlp"`: one hidden layer of `hidden_dim` ReLU units, softmax output,
     Adam for at most `max_iter` epochs (scikit-learn still stops when the
     training loss stalls), no early stopping on held-out data. Both are
-    seeded with
-    `seed`; the budget is fixed on purpose, so scikit-learn's
-    `ConvergenceWarning` is silenced.
+    seeded with `seed`; the budget is fixed on purpose, so scikit-learn's
+    `ConvergenceWarning` is silenced. With `train_fraction < 1` the probe
+    fits on a subsample drawn with `seed` (that share of each class's
+    training rows, at least one per class): lbfgs is deterministic, so this
+    is what makes several seeds of a logistic probe differ, and their spread
+    measures how much the result depends on the training sample.
 
     Args:
         train_x: `(n_train, d)` features.
@@ -146,6 +166,8 @@ def train_probe(train_x, train_y, test_x, test_y, dev_x=None, dev_y=None,
         seed: random seed of the probe.
         max_iter: the iteration budget (lbfgs iterations / MLP epochs).
         hidden_dim: the MLP's hidden units (ignored by `"logistic"`).
+        train_fraction: the share of the training rows each seed fits on,
+            in (0, 1].
 
     Returns:
         A `ProbeResult`.
@@ -184,6 +206,11 @@ def train_probe(train_x, train_y, test_x, test_y, dev_x=None, dev_y=None,
     if classes.size < 2:
         raise ValueError(f"train_y must hold at least 2 classes, got only "
                          f"{classes.tolist()}")
+    if not 0 < train_fraction <= 1:
+        raise ValueError(f"train_fraction must be in (0, 1], got {train_fraction!r}")
+    if train_fraction < 1:
+        rows = subsample_rows(train_y, train_fraction, seed)
+        train_x, train_y = train_x[rows], train_y[rows]
 
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.preprocessing import StandardScaler
@@ -223,7 +250,8 @@ def probe_layers(features, labels, kind="logistic", seeds=(0,), **kwargs):
             (n_test,)}` integer class ids, shared by every layer.
         kind: `"logistic"` or `"mlp"`.
         seeds: the probe seeds (at least one).
-        **kwargs: passed to `train_probe` (`max_iter`, `hidden_dim`).
+        **kwargs: passed to `train_probe` (`max_iter`, `hidden_dim`,
+            `train_fraction`).
 
     Returns:
         `{layer name: {"test_accuracy", "test_std", "dev_accuracy" (None
@@ -249,10 +277,10 @@ def probe_layers(features, labels, kind="logistic", seeds=(0,), **kwargs):
     seeds = list(seeds)
     if not seeds:
         raise ValueError("seeds must hold at least one seed, got none")
-    unknown = set(kwargs) - {"max_iter", "hidden_dim"}
+    unknown = set(kwargs) - {"max_iter", "hidden_dim", "train_fraction"}
     if unknown:
         raise ValueError(f"unknown probe options {sorted(unknown)}; "
-                         f"expected 'max_iter', 'hidden_dim'")
+                         f"expected 'max_iter', 'hidden_dim', 'train_fraction'")
     table = {}
     for layer, split in features.items():
         if not isinstance(split, dict) or split.get("train") is None \

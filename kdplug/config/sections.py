@@ -217,6 +217,10 @@ class ProbingConfig:
         probe: `logistic` (logistic regression) or `mlp` (one hidden layer).
         max_iter: the probe's training budget (iterations), fixed.
         seeds: one probe per seed; the table shows mean and spread.
+        train_fraction: each seed's probe fits on this share of the
+            training part (a seeded, stratified subsample): the spread over
+            seeds then says how much a result depends on the sample (a
+            logistic probe is otherwise deterministic).
         poolings: sentence vectors of a transformer layer: `cls` (the [CLS]
             position) and/or `mean` (mean over the unpadded positions).
         batch_size: batch size of the frozen models' forward passes.
@@ -229,6 +233,7 @@ class ProbingConfig:
     max_iter: Annotated[int, Range(1, 100_000)] = 200
     seeds: List[Annotated[int, Range(0, 2**32 - 1)]] = dataclasses.field(
         default_factory=lambda: [0, 1, 2])
+    train_fraction: Annotated[float, Range(0, 1, low_open=True)] = 0.9
     poolings: List[Literal["cls", "mean"]] = dataclasses.field(
         default_factory=lambda: ["cls", "mean"])
     batch_size: BatchSize = 64

@@ -183,3 +183,26 @@ def test_probe_layers_bad_inputs():
 def test_probe_result_fields():
     assert [f.name for f in dataclasses.fields(ProbeResult)] == [
         "train_accuracy", "dev_accuracy", "test_accuracy", "seed", "kind", "iterations"]
+
+
+def test_train_fraction_gives_logistic_seeds_their_own_sample():
+    """lbfgs is deterministic: with the whole training part every seed gives
+    the same probe; with a seeded 60% subsample the seeds differ, and each
+    subsample keeps 60% of every class (3 of 5, 6 of 10)."""
+    from kdplug.analysis.probe import subsample_rows
+
+    labels = np.array([0] * 5 + [1] * 10)
+    rows = subsample_rows(labels, 0.6, seed=3)
+    assert (labels[rows] == 0).sum() == 3 and (labels[rows] == 1).sum() == 6
+    assert np.array_equal(rows, subsample_rows(labels, 0.6, seed=3))
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(200, 8))
+    y = (x[:, 0] + 0.8 * rng.normal(size=200) > 0).astype(int)
+    whole = [train_probe(x[:150], y[:150], x[150:], y[150:], seed=s) for s in (0, 1)]
+    assert whole[0].test_accuracy == whole[1].test_accuracy
+    assert whole[0].train_accuracy == whole[1].train_accuracy
+    sub = [train_probe(x[:150], y[:150], x[150:], y[150:], seed=s, train_fraction=0.6)
+           for s in range(4)]
+    assert len({r.train_accuracy for r in sub}) > 1
+    with pytest.raises(ValueError, match="train_fraction"):
+        train_probe(x[:150], y[:150], x[150:], y[150:], train_fraction=0.0)
