@@ -31,7 +31,31 @@ ADDED_SINCE_0_1 = {"cache.disk_budget_gb": 20.0,
 CHANGED_SINCE_0_1 = {
     # issue #21: TinyBERT's taps are cached and streamed within a disk budget
     "tinybert": {"cache.teacher_outputs": (False, True),
-                 "cache.disk_budget_gb": (None, 8.0)},
+                 "cache.disk_budget_gb": (None, 8.0),
+                 # issue #20: one fit_dense projection, as the reference
+                 "method.projection": (None, "shared")},
+    # issue #20, the papers' recipes: PKD and DistilBERT students start from
+    # the pre-trained teacher's layers (truncated students print their
+    # `init`), PKD's soft term is the reference's T^2 KL / C
+    "distilbert": {"student.init": (None, "pretrained")},
+    "fastbert": {"student.init": (None, "teacher"),
+                 "method.branch_form": (None, "paper")},
+    "mobilebert_pkt": {"method.feature_map_norm": (None, "layer")},
+    "mtdnn_ensemble": {"student.init": (None, "teacher")},
+    "pkd_last": {"method.soft_class_mean": (None, True),
+                 "student.init": (None, "pretrained")},
+    "pkd_skip": {"method.soft_class_mean": (None, True),
+                 "student.init": (None, "pretrained")},
+    "quickstart": {"student.init": (None, "teacher")},
+    # ...Tang et al.: teacher-argmax hard labels on augmented rows, final
+    # LSTM states, the paper's augmentation (one or both sentences of a pair)
+    "bilstm": {"method.unlabelled": (None, "teacher_argmax"),
+               "student.pooling": (None, "final_states"),
+               "augment": ([], [{"name": "tang", "n": 20}])},
+    "bilstm_siamese_mrpc": {
+        "method.unlabelled": (None, "teacher_argmax"),
+        "student.pooling": (None, "final_states"),
+        "augment": ([], [{"name": "tang", "n": 20, "pair_rule": "one_or_both"}])},
 }
 
 

@@ -73,6 +73,21 @@ class Augmenter(Configurable):
         """
         return [self.augment_text(text, rng) for text in texts]
 
+    def augment_pairs(self, texts, pairs, rng):
+        """New sentence pairs: `(new_texts, new_pairs)`, one each per input.
+
+        The default sends every first sentence, then every second sentence,
+        through `augment()` with the same generator (both sentences of every
+        pair change independently). Override it for a pair rule of your own
+        (e.g. `tang`'s `pair_rule: one_or_both`).
+
+        Args:
+            texts: list of str, the first sentences.
+            pairs: list of str, the second sentences.
+            rng: a `numpy.random.Generator`; the only source of randomness.
+        """
+        return self.augment(list(texts), rng), self.augment(list(pairs), rng)
+
     def augment_text(self, text, rng):
         raise NotImplementedError(
             f"{type(self).__name__} must implement augment() or augment_text()"

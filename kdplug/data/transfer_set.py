@@ -134,8 +134,17 @@ def build_transfer_set(examples, steps, seed=0, cache=False):
         added = dropped = 0
         for r in range(step.n):
             rng = np.random.default_rng([seed, s, r])
-            out = _checked(augmenter, texts, rng)
-            out_pairs = None if pairs is None else _checked(augmenter, pairs, rng)
+            if pairs is None:
+                out, out_pairs = _checked(augmenter, texts, rng), None
+            else:
+                both = augmenter.augment_pairs(list(texts), list(pairs), rng)
+                if not isinstance(both, (tuple, list)) or len(both) != 2:
+                    raise PluginError(
+                        f"augmenter {augmenter.name!r}: augment_pairs() must return "
+                        f"(texts, pairs), got {type(both).__name__}")
+                out, out_pairs = both
+                _check(augmenter, texts, out)
+                _check(augmenter, pairs, out_pairs)
             for i, text in enumerate(out):
                 pair = None if out_pairs is None else out_pairs[i]
                 key = _dedupe_key(text, pair)
@@ -164,7 +173,10 @@ def build_transfer_set(examples, steps, seed=0, cache=False):
 
 
 def _checked(augmenter, texts, rng):
-    out = augmenter.augment(list(texts), rng)
+    return _check(augmenter, texts, augmenter.augment(list(texts), rng))
+
+
+def _check(augmenter, texts, out):
     if not isinstance(out, list) or len(out) != len(texts) or not all(
             isinstance(t, str) for t in out):
         raise PluginError(

@@ -43,7 +43,7 @@ class BiLstmMlpModel(keras.Model):
 
     def __init__(self, vocabulary_size, num_classes, embedding_dim=128,
                  lstm_units=128, hidden_dim=256, dropout=0.1, input="token_ids",
-                 **kwargs):
+                 pooling="max", **kwargs):
         super().__init__(**kwargs)
         self.ids_key, self.mask_key = resolve_input(input)
         self.input_kind = input
@@ -52,7 +52,8 @@ class BiLstmMlpModel(keras.Model):
         self.hidden_dim = int(hidden_dim)
         self.dropout = float(dropout)
         self.encoder = BiLstmEncoder(
-            vocabulary_size, embedding_dim, lstm_units, dropout, name="encoder")
+            vocabulary_size, embedding_dim, lstm_units, dropout,
+            pooling=pooling, name="encoder")
         self.encoder.build()
         self.hidden = keras.layers.Dense(
             self.hidden_dim, activation="relu", name="hidden")
@@ -111,6 +112,7 @@ class BiLstmMlpModel(keras.Model):
                 "hidden_dim": self.hidden_dim,
                 "dropout": self.dropout,
                 "input": self.input_kind,
+                "pooling": self.encoder.pooling,
             }
         )
         return config
@@ -122,15 +124,16 @@ class BiLstmMlpModel(keras.Model):
 
 @keras.saving.register_keras_serializable(package="kdplug")
 class BiLstmClassifier(BiLstmMlpModel):
-    """Tang et al. (2019)'s student: BiLSTM, max-pool over time, MLP head.
+    """Tang et al. (2019)'s student: BiLSTM, sentence vector, MLP head.
 
     Reads either the teacher's WordPiece ids (`input="token_ids"`, masked by
     `padding_mask`) or its own word ids (`input="word_ids"`, e.g. from
     `kdplug.models.WordTokenizer`, masked by `word_padding_mask` when the
     batch has it, else by `word_ids != 0`).
 
-    Taps: `pooled` (the max-pooled BiLSTM states, width `2 * lstm_units`)
-    and `logits`. It has no layers or attention to map; asking for
+    Taps: `pooled` (the encoder's sentence vector, width `2 * lstm_units`:
+    max-pooled states or the final states, see `BiLstmEncoder`) and
+    `logits`. It has no layers or attention to map; asking for
     `attention/...` raises a `KdplugError` saying so.
 
     Args:
@@ -141,11 +144,14 @@ class BiLstmClassifier(BiLstmMlpModel):
         hidden_dim: int. Width of the ReLU layer of the MLP head.
         dropout: float. Dropout on embeddings and before the classifier.
         input: `"token_ids"` or `"word_ids"`.
+        pooling: `"max"` (default; kdplug 0.1's files have no key and load
+            as `max`) or `"final_states"` (Tang et al.'s encoder).
 
     Examples:
 
     ```python
     model = BiLstmClassifier(vocabulary_size=30522, num_classes=2)
+    paper = BiLstmClassifier(30522, 2, pooling="final_states")
     logits = model({"token_ids": ids, "padding_mask": mask})
     model.taps(batch, ["pooled", "logits"])
     ```

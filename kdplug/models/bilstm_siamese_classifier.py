@@ -10,8 +10,8 @@ from kdplug.models.bilstm_classifier import read_ids
 class BiLstmSiameseClassifier(BiLstmMlpModel):
     """Tang et al. (2019)'s sentence-pair student: a shared BiLSTM encoder.
 
-    Both sentences go through the same `BiLstmEncoder` (max-pooled, mask
-    aware) giving `h1`, `h2`; the features `[h1, h2, h1 * h2, |h1 - h2|]`
+    Both sentences go through the same `BiLstmEncoder` (mask aware; max-pooled
+    or final states, `pooling`) giving `h1`, `h2`; the features `[h1, h2, h1 * h2, |h1 - h2|]`
     (width `8 * lstm_units`) feed a ReLU MLP and the classifier.
 
     Inputs: `token_ids_a` / `padding_mask_a` and `token_ids_b` /
@@ -32,6 +32,8 @@ class BiLstmSiameseClassifier(BiLstmMlpModel):
         hidden_dim: int. Width of the ReLU layer of the MLP head.
         dropout: float.
         input: `"token_ids"` or `"word_ids"`.
+        pooling: `"max"` (default, as kdplug 0.1) or `"final_states"`
+            (Tang et al.'s encoder); see `BiLstmEncoder`.
 
     Examples:
 
@@ -46,11 +48,11 @@ class BiLstmSiameseClassifier(BiLstmMlpModel):
 
     def __init__(self, vocabulary_size, num_classes, embedding_dim=128,
                  lstm_units=128, hidden_dim=256, dropout=0.1, input="token_ids",
-                 **kwargs):
+                 pooling="max", **kwargs):
         super().__init__(vocabulary_size, num_classes,
                          embedding_dim=embedding_dim, lstm_units=lstm_units,
                          hidden_dim=hidden_dim, dropout=dropout, input=input,
-                         **kwargs)
+                         pooling=pooling, **kwargs)
         first = (self.ids_key, self.mask_key)
         if input == "token_ids":
             # `token_ids` is the teacher's joint "[CLS] a [SEP] b [SEP]".

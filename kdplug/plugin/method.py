@@ -63,7 +63,12 @@ class Method(Configurable):
     default_student: ClassVar[dict] = {"kind": "truncated"}
 
     def build_student(self, teacher, student_kind, num_classes):
-        """Builds the student; `student_kind` is a configured `StudentKind`."""
+        """Builds the student; `student_kind` is a configured `StudentKind`.
+
+        The runner has already given the kind what it asked for (e.g. the
+        teacher's weights before fine-tuning, `student_kind.pretrained_weights`,
+        for `truncated` with `init: pretrained`), so an override that calls
+        `student_kind.build(teacher, num_classes)` keeps that behaviour."""
         return student_kind.build(teacher, num_classes)
 
     def stages(self, teacher, student):

@@ -48,7 +48,8 @@ class SingleTaskRunner(Runner):
         ctx, cfg, method = self.context, self.context.config, self.method
         with ctx.timers("reading data"):
             splits = read_splits(cfg.data, cfg.resolve_path, seed=cfg.seed)
-        teacher, tokenizer, teacher_info = self.prepare_teacher(splits)
+        kind = ctx.student_kind()
+        teacher, tokenizer, teacher_info = self.prepare_teacher(splits, kind)
         words = self._word_encoder(splits)
         train = splits["train"]
         steps = ctx.augment_steps()
@@ -58,9 +59,9 @@ class SingleTaskRunner(Runner):
                     train, steps, seed=cfg.seed,
                     cache=bool(cfg.cache and cfg.cache.transfer_set))
         with ctx.strategy.scope():
-            student = method.build_student(teacher, ctx.student_kind(),
-                                           cfg.data.num_classes)
+            student = method.build_student(teacher, kind, cfg.data.num_classes)
             stages = method.stages(teacher, student)
+        kind.pretrained_weights = None  # drop the host copy (init: pretrained)
         check_schedules(cfg.training.schedules, stages, cfg.file)
         # A siamese student on WordPiece ids reads each sentence on its own.
         encoder = TeacherSetup(ctx).encoder(tokenizer, needs_pair_inputs(student))
@@ -102,10 +103,15 @@ class SingleTaskRunner(Runner):
         return self.prepare_teacher(splits)[2]
 
     # ------------------------------------------------------------- pieces
-    def prepare_teacher(self, splits):
-        """`(teacher, tokenizer, finetune_info)`: loaded, checked, fine-tuned."""
+    def prepare_teacher(self, splits, student_kind=None):
+        """`(teacher, tokenizer, finetune_info)`: loaded, checked, fine-tuned.
+
+        A `student_kind` that needs the teacher's pre-trained weights (e.g.
+        `truncated` with `init: pretrained`) gets them here, before the
+        teacher is fine-tuned in place (`TeacherSetup.keep_pretrained`)."""
         setup = TeacherSetup(self.context)
         teacher, tokenizer, source = setup.load(self.context.config.data.num_classes)
+        setup.keep_pretrained(teacher, student_kind)
         with self.context.timers("teacher fine-tuning"):
             info = setup.finetune(teacher, source, setup.encoder(tokenizer),
                                   splits["train"], splits["validation"])

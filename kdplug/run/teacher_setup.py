@@ -1,6 +1,7 @@
 """`TeacherSetup`: the teacher of a run, loaded, checked and fine-tuned."""
 
 from kdplug.data.text_encoder import TextEncoder
+from kdplug.plugin.student_kind import PretrainedWeights
 from kdplug.teacher.finetune import TeacherFinetuner
 from kdplug.teacher.loading import check_teacher
 from kdplug.teacher.loading import load_teacher
@@ -26,6 +27,7 @@ class TeacherSetup:
     ```python
     setup = TeacherSetup(context)
     teacher, tokenizer, source = setup.load(num_outputs=2)
+    setup.keep_pretrained(teacher, student_kind)  # before fine-tuning
     encoder = setup.encoder(tokenizer)
     info = setup.finetune(teacher, source, encoder, splits["train"],
                           splits["validation"])
@@ -45,6 +47,28 @@ class TeacherSetup:
                 cfg.teacher, num_outputs, cfg.resolve_path)
         check_teacher(teacher, tokenizer, cfg)
         return teacher, tokenizer, source
+
+    def keep_pretrained(self, teacher, student_kind):
+        """Gives `student_kind` the teacher's weights as loaded from
+        `teacher.source` when it asks for them (`needs_pretrained_weights`,
+        e.g. `truncated` with `init: pretrained`). Call it after `load()` and
+        before `finetune()`, which changes the teacher in place.
+
+        Args:
+            teacher: from `load()`.
+            student_kind: the configured `StudentKind` (None: nothing to do).
+
+        Returns:
+            The `PretrainedWeights` set on the kind, or None.
+        """
+        if student_kind is None or not student_kind.needs_pretrained_weights:
+            return None
+        pretrained = PretrainedWeights(teacher)
+        student_kind.pretrained_weights = pretrained
+        self.context.log.info(
+            "student.init: pretrained: kept the teacher's weights before "
+            "fine-tuning (%.1f MB on the host)", pretrained.num_bytes / 2**20)
+        return pretrained
 
     def encoder(self, tokenizer, pair_inputs=False):
         """A `TextEncoder` for the teacher's tokenizer at `data.sequence_length`."""

@@ -4,7 +4,8 @@ from kdplug.students.utils import force_trainable
 
 
 def bilstm(vocabulary_size, num_classes, embedding_dim=128, lstm_units=128,
-           hidden_dim=256, dropout=0.1, input="token_ids", siamese=False):
+           hidden_dim=256, dropout=0.1, input="token_ids", siamese=False,
+           pooling="final_states"):
     """A randomly initialised BiLSTM student (Tang et al., 2019).
 
     Args:
@@ -17,6 +18,9 @@ def bilstm(vocabulary_size, num_classes, embedding_dim=128, lstm_units=128,
         dropout: float.
         input: `"token_ids"` or `"word_ids"`.
         siamese: bool. Build the sentence-pair `BiLstmSiameseClassifier`.
+        pooling: `"final_states"` (Tang et al.: the forward LSTM's last
+            state and the backward LSTM's first, concatenated) or `"max"`
+            (max-pooling over time, kdplug 0.1's student).
 
     Examples:
 
@@ -34,5 +38,6 @@ def bilstm(vocabulary_size, num_classes, embedding_dim=128, lstm_units=128,
         hidden_dim=hidden_dim,
         dropout=dropout,
         input=input,
+        pooling=pooling,
     )
     return force_trainable(student)

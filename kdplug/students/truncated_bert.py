@@ -46,11 +46,18 @@ def select_layers(spec, num_teacher_layers, num_layers=None):
     return layers
 
 
-def truncated_bert(teacher, layers, num_classes, copy_head=True, dropout=0.1):
+def truncated_bert(teacher, layers, num_classes, copy_head=True, dropout=0.1,
+                   pretrained=None):
     """A shallower BERT initialised from chosen teacher layers.
 
     Embeddings, the chosen transformer layers (in order) and the pooler are
-    copied from the teacher; the classifier head too when its shape matches.
+    copied from the teacher; the classifier head too when `copy_head` and
+    its shape matches, else the head is freshly initialised. With
+    `pretrained` (the teacher's weights before fine-tuning, a
+    `kdplug.plugin.student_kind.PretrainedWeights`) the values are read
+    from that snapshot instead of the teacher's current (fine-tuned) ones:
+    PKD (Sun et al. 2019) and DistilBERT (Sanh et al. 2019) start their
+    students from the *pre-trained* model's layers, with a new classifier.
     The student is built from explicit arguments (never from the teacher's
     `get_config()`, which carries `trainable: False` once the teacher is
     frozen) and every one of its weights is trainable.
@@ -61,14 +68,20 @@ def truncated_bert(teacher, layers, num_classes, copy_head=True, dropout=0.1):
         num_classes: int. Classes of the student's head.
         copy_head: copy the teacher's classifier when shapes match.
         dropout: float. Dropout of the student.
+        pretrained: optional `PretrainedWeights` of `teacher` to copy from.
 
     Examples:
 
     ```python
     student = truncated_bert(teacher, [0, 2, 4], num_classes=2)
+    # PKD's recipe: the pre-trained first 3 layers and a fresh classifier
+    student = truncated_bert(teacher, [0, 1, 2], 2, copy_head=False,
+                             pretrained=PretrainedWeights(teacher))
     ```
     """
     src = teacher.backbone
+    weights_of = pretrained.get_weights if pretrained is not None else (
+        lambda layer: layer.get_weights())
     backbone = keras_hub.models.BertBackbone(
         vocabulary_size=src.vocabulary_size,
         num_layers=len(layers),
@@ -82,10 +95,10 @@ def truncated_bert(teacher, layers, num_classes, copy_head=True, dropout=0.1):
     )
     for name in ("token_embedding", "position_embedding", "segment_embedding",
                  "embeddings_layer_norm", "pooled_dense"):
-        getattr(backbone, name).set_weights(getattr(src, name).get_weights())
+        getattr(backbone, name).set_weights(weights_of(getattr(src, name)))
     for target, index in zip(backbone.transformer_layers, layers):
-        target.set_weights(src.transformer_layers[index].get_weights())
+        target.set_weights(weights_of(src.transformer_layers[index]))
     student = BertClassifier(backbone, num_classes=num_classes, dropout=dropout)
     if copy_head and teacher.num_classes == num_classes:
-        student.classifier.set_weights(teacher.classifier.get_weights())
+        student.classifier.set_weights(weights_of(teacher.classifier))
     return force_trainable(student)

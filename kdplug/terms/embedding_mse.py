@@ -15,11 +15,18 @@ class EmbeddingMSE(ProjectedHiddenMSE):
 
     `loss_i = sum_l m_il mean_n ((E_S,il W_e)_n - E_T,iln)^2 / sum_l m_il`
 
+    With `shared_projection`, `W_e` is that layer: the TinyBERT reference
+    code applies the same `fit_dense` to the embeddings and to every
+    layer's hidden states (give the same `Projection` to the
+    `ProjectedHiddenMSE`).
+
     Args:
         teacher_width: int. The teacher's embedding width.
         student_width: int. The student's embedding width.
         weight: float. Weight in the total loss.
-        use_bias: bool. Whether `W_e` has a bias.
+        use_bias: bool. Whether `W_e` has a bias (own projection only).
+        shared_projection: None (an own `W_e`) or a `Projection` shared
+            with other terms; see `ProjectedHiddenMSE`.
         teacher_tap, student_tap: str. The taps compared
             (`"embeddings"` by default).
         name: str. Defaults to `"embedding_mse"`.
@@ -30,6 +37,9 @@ class EmbeddingMSE(ProjectedHiddenMSE):
     term = EmbeddingMSE(teacher_width=16, student_width=8)
     per_example = term({"embeddings": t}, {"embeddings": s},
                        {"padding_mask": mask})
+    fit_dense = Projection(output_dim=16, input_dim=8, name="fit_dense")
+    term = EmbeddingMSE(teacher_width=16, student_width=8,
+                        shared_projection=fit_dense)
     ```
     """
 

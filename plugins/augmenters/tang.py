@@ -5,6 +5,7 @@ from typing import Optional
 from kdplug.data.augmentation import detokenize
 from kdplug.data.augmentation import is_word
 from kdplug.data.augmentation import tokenize
+from kdplug.storage import fingerprint
 from kdplug_plugins.augmenters.ngram import check_ngram
 from kdplug_plugins.augmenters.ngram import sample_ngram
 from kdplug_plugins.augmenters.pos_replace import POSUnigramAugmenter
@@ -23,8 +24,20 @@ class TangAugmenter(POSUnigramAugmenter):
     The paper's settings: `p_mask = p_pos = 0.1`, `p_ng = 0.25`, n in 1..5,
     and 20 (SST-2) or 10 samples per example (`n:` of the `augment` entry).
 
+    Sentence pairs (`pair_rule: one_or_both`, the default): the paper, for
+    its sentence-pair tasks, "cycle[s] through augmenting the first sentence
+    only (holding the second fixed), the second sentence only (holding the
+    first fixed), and both sentences". kdplug draws that choice uniformly
+    and independently for each synthetic pair (one seeded draw, first /
+    second / both with probability 1/3 each), so one of the two sentences is
+    augmented 2/3 of the time and the three modes keep the paper's
+    proportions, whatever `n`. `pair_rule: both` augments both sentences of
+    every pair independently (kdplug 0.1's behaviour, and what every other
+    augmenter does).
+
     Config:
         p_mask, p_pos, p_ng, n_min, n_max: as above.
+        pair_rule: `one_or_both` (default) or `both`, see above.
         mask_token: the mask text.
         pos_source, lexicon, wordnet_dir: see `pos-replace`.
 
@@ -37,6 +50,7 @@ class TangAugmenter(POSUnigramAugmenter):
     ```yaml
     augment:
       - {name: tang, n: 20}
+      - {name: tang, n: 10, pair_rule: both}   # pairs: both sentences each time
     ```
     """
 
@@ -56,6 +70,7 @@ class TangAugmenter(POSUnigramAugmenter):
         pos_source: Literal["auto", "wordnet", "lexicon"] = "auto"
         lexicon: Optional[str] = None
         wordnet_dir: Optional[str] = None
+        pair_rule: Literal["one_or_both", "both"] = "one_or_both"
 
         def __post_init__(self):
             for name in ("p_mask", "p_pos"):
@@ -82,5 +97,27 @@ class TangAugmenter(POSUnigramAugmenter):
             tokens, gaps = sample_ngram(tokens, gaps, rng, cfg.n_min, cfg.n_max)
         return detokenize(tokens, gaps)
 
+    def augment_pairs(self, texts, pairs, rng):
+        """`pair_rule: one_or_both`: per pair one draw `k = rng.integers(3)`
+        (0: first sentence only, 1: second only, 2: both), then the chosen
+        sentence(s) go through `augment_text` in order (first, second);
+        `both`: the `Augmenter` default."""
+        if self.config.pair_rule == "both":
+            return super().augment_pairs(texts, pairs, rng)
+        new_texts, new_pairs = [], []
+        for text, pair in zip(texts, pairs):
+            k = int(rng.integers(3))
+            new_texts.append(text if k == 1 else self.augment_text(text, rng))
+            new_pairs.append(pair if k == 0 else self.augment_text(pair, rng))
+        return new_texts, new_pairs
+
     def fingerprint(self):
-        return f"{super().fingerprint()}:{self.unigrams.pos_source.fingerprint()}"
+        # kdplug 0.1's key for `pair_rule: both` (its only behaviour), so its
+        # cached transfer sets stay valid; `one_or_both` adds a suffix.
+        config = dataclasses.asdict(self.config)
+        rule = config.pop("pair_rule")
+        base = fingerprint({"name": self.name, "class": type(self).__qualname__,
+                            "config": config})
+        pos = self.unigrams.pos_source.fingerprint()
+        suffix = "" if rule == "both" else f":pair_rule={rule}"
+        return f"{base}:{pos}{suffix}"

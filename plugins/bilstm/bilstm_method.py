@@ -1,4 +1,5 @@
 import dataclasses
+from typing import Literal
 
 import kdplug
 
@@ -9,8 +10,18 @@ class BiLstmMethod(kdplug.Method):
     "Distilling Task-Specific Knowledge from BERT into Simple Neural
     Networks": a single-layer BiLSTM learns the teacher's logits with a mean
     squared error (`LogitMSE`) and the gold labels with cross-entropy
-    (`HardLabelCrossEntropy`; unlabelled examples, e.g. augmented ones,
-    contribute zero to it). One `distill` stage.
+    (`HardLabelCrossEntropy`). One `distill` stage:
+
+    ```
+    loss_i = alpha * -log softmax(s_i)[y_i] + (1 - alpha) * mean_c (t_ic - s_ic)^2
+    ```
+
+    Augmented transfer-set examples (label `-1`) take the teacher's argmax
+    as `y_i` (`unlabelled: teacher_argmax`, as the paper's reference code
+    labels its transfer set), so the hard term keeps its share of the loss
+    however large the transfer set; `unlabelled: skip` gives them no hard
+    term (kdplug 0.1's behaviour; the hard term's share then shrinks to
+    1/(1+n) of the batch with `n` augmented copies per example).
 
     The student may read the teacher's WordPiece ids (`student.input:
     token_ids`) or its own word ids (`input: word_ids`, with
@@ -22,13 +33,16 @@ class BiLstmMethod(kdplug.Method):
 
     Config:
         alpha: weight of the hard-label loss; the logit MSE gets `1 - alpha`.
+        unlabelled: `teacher_argmax` (default) or `skip`: the hard label of
+            examples without a gold label (see above).
 
     Examples:
 
     ```yaml
     method:
       name: bilstm
-      alpha: 0.0
+      alpha: 0.5
+      unlabelled: teacher_argmax   # skip: kdplug 0.1's behaviour
     student:
       kind: bilstm
       input: word_ids
@@ -43,6 +57,7 @@ class BiLstmMethod(kdplug.Method):
     @dataclasses.dataclass
     class Config:
         alpha: float = 0.5
+        unlabelled: Literal["teacher_argmax", "skip"] = "teacher_argmax"
 
         def __post_init__(self):
             if not 0.0 <= self.alpha <= 1.0:
@@ -57,5 +72,6 @@ class BiLstmMethod(kdplug.Method):
         if alpha < 1.0:
             terms.append(LogitMSE(weight=1.0 - alpha))
         if alpha > 0.0:
-            terms.append(HardLabelCrossEntropy(weight=alpha))
+            terms.append(HardLabelCrossEntropy(
+                weight=alpha, unlabelled=self.config.unlabelled))
         return [kdplug.Stage("distill", terms)]

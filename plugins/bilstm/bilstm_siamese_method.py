@@ -18,6 +18,7 @@ class BiLstmSiameseMethod(BiLstmMethod):
 
     Config:
         alpha: weight of the hard-label loss; the logit MSE gets `1 - alpha`.
+        unlabelled: `teacher_argmax` (default) or `skip`, as for `bilstm`.
 
     Examples:
 

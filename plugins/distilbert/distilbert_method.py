@@ -11,8 +11,12 @@ MODES = ("task", "general", "general_then_task")
 class DistilBertMethod(kdplug.Method):
     """DistilBERT (Sanh et al. 2019): soft targets + cosine hidden + MLM.
 
-    The student is the teacher with every other layer (the default
-    `truncated` student, `layers: every_other`). The paper pre-trains it
+    The student is the teacher with every other layer, taken from the
+    *pre-trained* teacher (before `teacher.finetune`) with a fresh
+    classifier: the default `truncated` student with `layers: every_other`,
+    `init: pretrained`, as the paper initialises it "from the teacher by
+    taking one layer out of two" of pre-trained BERT (`student.init:
+    teacher` starts from the fine-tuned teacher instead). The paper pre-trains it
     with `5 * soft CE(T) over the teacher's MLM distribution + 2 * MLM +
     1 * cosine(last hidden states)`. kdplug's teachers are *classifiers*
     with no MLM head, so that soft term over the vocabulary is not
@@ -58,7 +62,8 @@ class DistilBertMethod(kdplug.Method):
 
     name = "distilbert"
     description = "DistilBERT: soft CE + cosine hidden (+ MLM on unlabelled text)"
-    default_student = {"kind": "truncated", "layers": "every_other"}
+    default_student = {"kind": "truncated", "layers": "every_other",
+                       "init": "pretrained"}
 
     @dataclasses.dataclass
     class Config:

@@ -5,7 +5,8 @@ from kdplug_plugins.fastbert.early_exit_classifier import EarlyExitBertClassifie
 
 
 def early_exit_bert(teacher, num_classes, branch_dim=None, branch_dropout=0.1,
-                    dropout=0.1, branch_pooling="attention", branch_heads=2):
+                    dropout=0.1, branch_pooling="attention", branch_heads=2,
+                    branch_form="paper"):
     """A FastBERT model initialised from a fine-tuned `BertClassifier`.
 
     The backbone (every layer), pooler and final classifier are copied from
@@ -22,6 +23,8 @@ def early_exit_bert(teacher, num_classes, branch_dim=None, branch_dropout=0.1,
         branch_pooling: `"attention"` (the paper's branch) or `"cls"`
             (see `ExitBranch`).
         branch_heads: int. Attention heads per branch.
+        branch_form: `"paper"` (tanh after the projection, no residual) or
+            `"residual"` (kdplug 0.1), see `ExitBranch`.
         dropout: float. Dropout of the copied classifier.
 
     Examples:
@@ -40,5 +43,6 @@ def early_exit_bert(teacher, num_classes, branch_dim=None, branch_dropout=0.1,
     student = EarlyExitBertClassifier(bert, branch_dim=branch_dim,
                                       branch_dropout=branch_dropout,
                                       branch_pooling=branch_pooling,
-                                      branch_heads=branch_heads)
+                                      branch_heads=branch_heads,
+                                      branch_form=branch_form)
     return force_trainable(student)

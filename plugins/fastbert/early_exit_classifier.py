@@ -39,9 +39,11 @@ class EarlyExitBertClassifier(TappedClassifier):
     Wraps a fine-tuned `BertClassifier` (backbone, pooler and final
     classifier, the paper's "teacher classifier") and adds one `ExitBranch`
     ("student classifier") on the output of layers `1 .. L-1`: by default
-    the paper's (a projection, one self-attention layer read at [CLS], and a
-    tanh layer; `branch_pooling="attention"`), or a head on the [CLS] state
-    only (`branch_pooling="cls"`, see `ExitBranch`).
+    the paper's (a projection with tanh, one self-attention layer read at
+    [CLS], and a tanh layer; `branch_pooling="attention"`,
+    `branch_form="paper"`), kdplug 0.1's residual variant of it
+    (`branch_form="residual"`), or a head on the [CLS] state only
+    (`branch_pooling="cls"`, see `ExitBranch`).
     `call()` returns the final classifier's logits (the full model), so
     evaluating it measures the full-depth accuracy.
 
@@ -73,6 +75,10 @@ class EarlyExitBertClassifier(TappedClassifier):
         branch_dropout: float. Dropout inside the branches.
         branch_pooling: `"attention"` (default) or `"cls"`.
         branch_heads: int. Attention heads of each branch.
+        branch_form: `"paper"` (default) or `"residual"` (kdplug 0.1), see
+            `ExitBranch`. A model saved before this argument existed has no
+            `branch_form` in its config and loads as `"residual"`, the
+            branch it was trained with.
 
     Examples:
 
@@ -86,14 +92,16 @@ class EarlyExitBertClassifier(TappedClassifier):
 
     input_keys = keys.TOKEN_INPUTS
     nested_key = "bert"
-    config_attributes = ("branch_dim", "branch_dropout", "branch_pooling", "branch_heads")
+    config_attributes = ("branch_dim", "branch_dropout", "branch_pooling", "branch_heads",
+                         "branch_form")
     num_layers = _from_bert("num_layers")
     hidden_dim = _from_bert("hidden_dim")
     num_heads = _from_bert("num_heads")
     backbone = _from_bert("backbone")
 
     def __init__(self, bert, branch_dim=None, branch_dropout=0.0,
-                 branch_pooling="attention", branch_heads=2, **kwargs):
+                 branch_pooling="attention", branch_heads=2, branch_form="paper",
+                 **kwargs):
         super().__init__(**kwargs)
         if bert.num_classes < 2:
             raise KdplugError(
@@ -108,16 +116,22 @@ class EarlyExitBertClassifier(TappedClassifier):
         self.branch_dropout = float(branch_dropout)
         self.branch_pooling = branch_pooling
         self.branch_heads = int(branch_heads)
+        self.branch_form = branch_form
         self.branches = [
             ExitBranch(
                 bert.hidden_dim, self.branch_dim, self.num_classes,
                 dropout=self.branch_dropout, pooling=branch_pooling,
-                num_heads=self.branch_heads, name=f"branch_{i}",
+                num_heads=self.branch_heads, form=branch_form, name=f"branch_{i}",
             )
             for i in range(1, bert.num_layers)
         ]
         self._adaptive_fn = None
         self.built = True
+
+    @classmethod
+    def from_config(cls, config):
+        # Saved before `branch_form` existed: the residual branch (kdplug 0.1).
+        return super().from_config({"branch_form": "residual", **config})
 
     def branch_tap_names(self):
         return [f"branch_logits/{i}" for i in range(1, self.num_layers)]

@@ -7,20 +7,28 @@ from kdplug.models.attention_logits import mask_padded_keys
 from kdplug.models.flops import dense_flops
 
 POOLINGS = ("attention", "cls")
+FORMS = ("paper", "residual")
 
 
 @keras.saving.register_keras_serializable(package="kdplug")
 class ExitBranch(keras.layers.Layer):
     """A FastBERT student classifier on one transformer layer's output.
 
-    `pooling="attention"` (the paper's student classifier, Liu et al. 2020,
-    Table 1): `Dense(hidden_dim)` over the layer's sequence, one
-    self-attention layer of width `hidden_dim` (`num_heads` heads, residual)
-    evaluated at the [CLS] position, `Dense(hidden_dim) -> tanh -> Dropout ->
-    Dense(num_classes)`. Only the [CLS] row of the attention is computed: it
-    is the only one the classifier reads. The attention lets the branch pool
-    the whole sentence, which the [CLS] state of an early layer has barely
-    seen yet.
+    `pooling="attention"`, `form="paper"` (the paper's student classifier,
+    Liu et al. 2020, Table 1, as its reference code's `output_layer_0`,
+    `self_atten`, `output_layer_1`, `output_layer_2`):
+
+    `h = tanh(X W_0 + b_0)` over the layer's sequence `X`,
+    `a = Attention(h)[CLS]` (one self-attention layer of width `hidden_dim`,
+    `num_heads` heads, output projection, no residual),
+    `logits = tanh(a W_1 + b_1) W_2 + b_2` (Dropout before `W_2`).
+
+    `form="residual"` (kdplug 0.1): no tanh after `W_0` and a residual
+    around the attention, `a = h[CLS] + Attention(h)[CLS]`; the rest as
+    above. Only the [CLS] row of the attention is computed: it is the only
+    one the classifier reads. The attention lets the branch pool the whole
+    sentence, which the [CLS] state of an early layer has barely seen yet.
+    The key projection has no bias (softmax cancels it: the same function).
 
     `pooling="cls"`: the cheaper pooler-like head on the [CLS] vector only,
     `Dense(hidden_dim) -> tanh -> Dropout -> Dense(num_classes)`.
@@ -31,6 +39,10 @@ class ExitBranch(keras.layers.Layer):
         num_classes: int.
         dropout: float. Dropout before the output layer.
         pooling: `"attention"` or `"cls"`. See above.
+        form: `"paper"` or `"residual"` (attention pooling only). The
+            default is `"residual"` so that configs saved before the key
+            existed load as they were built; `EarlyExitBertClassifier` and
+            the `fastbert` method default to `"paper"`.
         num_heads: int. Attention heads (`pooling="attention"`); must divide
             `hidden_dim`.
 
@@ -45,16 +57,19 @@ class ExitBranch(keras.layers.Layer):
     Examples:
 
     ```python
-    branch = ExitBranch(input_dim=16, hidden_dim=8, num_classes=2, num_heads=2)
+    branch = ExitBranch(input_dim=16, hidden_dim=8, num_classes=2, num_heads=2,
+                        form="paper")
     logits = branch(layer_states, padding_mask=mask)  # (batch, 2)
     ```
     """
 
     def __init__(self, input_dim, hidden_dim, num_classes, dropout=0.0,
-                 pooling="attention", num_heads=2, **kwargs):
+                 pooling="attention", num_heads=2, form="residual", **kwargs):
         super().__init__(**kwargs)
         if pooling not in POOLINGS:
             raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
+        if form not in FORMS:
+            raise ValueError(f"form must be one of {FORMS}, got {form!r}")
         if pooling == "attention" and hidden_dim % num_heads:
             raise ValueError(f"num_heads ({num_heads}) must divide hidden_dim "
                              f"({hidden_dim})")
@@ -64,6 +79,7 @@ class ExitBranch(keras.layers.Layer):
         self.dropout = float(dropout)
         self.pooling = pooling
         self.num_heads = int(num_heads)
+        self.form = form
         init = keras.initializers.TruncatedNormal(stddev=0.02)
 
         def dense(units, name, fan_in, use_bias=True):
@@ -99,6 +115,8 @@ class ExitBranch(keras.layers.Layer):
         if self.pooling == "cls":
             return hidden[:, 0, :] if len(hidden.shape) == 3 else hidden
         h = self.project(hidden)                       # (b, s, d)
+        if self.form == "paper":
+            h = ops.tanh(h)
         heads, size = self.num_heads, self.hidden_dim // self.num_heads
         q = ops.reshape(self.query(h[:, 0, :]), (-1, heads, 1, size))
         k = ops.transpose(ops.reshape(self.key(h), (-1, ops.shape(h)[1], heads, size)),
@@ -110,6 +128,8 @@ class ExitBranch(keras.layers.Layer):
         weights = ops.softmax(ops.cast(scores, "float32"), axis=-1)
         context = ops.matmul(ops.cast(weights, v.dtype), v)  # (b, heads, 1, size)
         context = ops.reshape(context, (-1, self.hidden_dim))
+        if self.form == "paper":
+            return self.attention_out(context)
         return h[:, 0, :] + self.attention_out(context)
 
     def flops_per_example(self, sequence_length):
@@ -137,6 +157,7 @@ class ExitBranch(keras.layers.Layer):
                 "dropout": self.dropout,
                 "pooling": self.pooling,
                 "num_heads": self.num_heads,
+                "form": self.form,
             }
         )
         return config

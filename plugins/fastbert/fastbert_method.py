@@ -38,6 +38,10 @@ class FastBERTMethod(kdplug.Method):
         branch_pooling: `attention` (the paper's branch: one self-attention
             layer read at [CLS]) or `cls` (a head on the [CLS] state only).
         branch_heads: attention heads per branch.
+        branch_form: `paper` (the paper's branch: `tanh` after the
+            projection, the attention output at [CLS] without a residual) or
+            `residual` (kdplug 0.1: no tanh after the projection, a residual
+            around the attention); attention pooling only (`ExitBranch`).
         weight: weight of the self-distillation loss.
         data: `unlabelled` (labels ignored, as in the paper) or `task`.
         curve_speeds: the exit thresholds the report's speed curve sweeps.
@@ -52,6 +56,7 @@ class FastBERTMethod(kdplug.Method):
     method:
       name: fastbert
       branch_dim: 128
+      branch_form: paper   # residual: kdplug 0.1's branch
     ```
     """
 
@@ -65,6 +70,7 @@ class FastBERTMethod(kdplug.Method):
         branch_dropout: float = 0.1
         branch_pooling: Literal["attention", "cls"] = "attention"
         branch_heads: int = 2
+        branch_form: Literal["paper", "residual"] = "paper"
         weight: float = 1.0
         data: Literal["unlabelled", "task"] = "unlabelled"
         curve_speeds: List[float] = dataclasses.field(
@@ -89,6 +95,9 @@ class FastBERTMethod(kdplug.Method):
                 raise ValueError(
                     f"branch_heads must be >= 1 and divide branch_dim, got "
                     f"{self.branch_heads} (branch_dim {self.branch_dim})")
+            if self.branch_form not in ("paper", "residual"):
+                raise ValueError(
+                    f"branch_form must be paper or residual, got {self.branch_form!r}")
             if not 0.0 <= self.branch_dropout < 1.0:
                 raise ValueError(
                     f"branch_dropout must be in [0, 1), got {self.branch_dropout}"
@@ -105,6 +114,7 @@ class FastBERTMethod(kdplug.Method):
             branch_dropout=self.config.branch_dropout,
             branch_pooling=self.config.branch_pooling,
             branch_heads=self.config.branch_heads,
+            branch_form=self.config.branch_form,
         )
 
     def stages(self, teacher, student):

@@ -16,10 +16,12 @@ class MobileBertPKTMethod(kdplug.Method):
     """MobileBERT's knowledge transfer (Sun et al. 2020), for classifiers.
 
     Layer `l` of the student learns the teacher's feature map `hidden/<g(l)>`
-    (`FeatureMapTransfer`, per-token MSE) and its attention distributions
-    `attention/<g(l)>` (`AttentionTransfer`, KL per head and query), where
-    `g` is the uniform mapping `g(l) = l N / M` (the identity when the
-    student is as deep as the teacher, the `bottleneck` student's default).
+    (`FeatureMapTransfer`, per-token MSE, by default between the
+    layer-normalised maps `MSE(LN(H_T), LN(H_S))` as in the reference code)
+    and its attention distributions `attention/<g(l)>` (`AttentionTransfer`,
+    KL per head and query), where `g` is the uniform mapping
+    `g(l) = l N / M` (the identity when the student is as deep as the
+    teacher, the `bottleneck` student's default).
     Then the logits are distilled with the soft-target cross-entropy (and,
     with `alpha < 1`, the hard-label cross-entropy).
 
@@ -35,12 +37,18 @@ class MobileBertPKTMethod(kdplug.Method):
       (embeddings and blocks train, the head is unused), then `distill`.
 
     The paper's pre-training distillation (MLM + NSP) is replaced by task
-    distillation of the logits. Student and teacher hidden widths must match
+    distillation of the logits; the embeddings are trained, not copied from
+    the teacher (their width differs), and lower blocks are frozen rather
+    than trained at a small learning rate (docs/methods-bilstm-mobilebert.md
+    lists every deviation). Student and teacher hidden widths must match
     (the `bottleneck` student's inter-block width is the teacher's).
 
     Config:
         variant: `progressive`, `auxiliary` or `joint-then-task`.
         feature_map_weight: weight of the feature-map loss (per layer).
+        feature_map_norm: `layer` (both maps layer-normalised over the
+            hidden units, no learned scale or shift, before the MSE: the
+            reference code) or `none` (the raw maps, kdplug 0.1).
         attention_weight: weight of the attention loss (per layer).
         temperature: softmax temperature T of the soft loss.
         alpha: weight of the soft loss; the hard loss gets `1 - alpha`.
@@ -60,6 +68,7 @@ class MobileBertPKTMethod(kdplug.Method):
     method:
       name: mobilebert-pkt
       variant: progressive
+      feature_map_norm: layer
       layer_epochs: 1
       temperature: 1.0
       alpha: 1.0
@@ -79,6 +88,7 @@ class MobileBertPKTMethod(kdplug.Method):
         variant: Literal["progressive", "auxiliary", "joint-then-task"] = (
             "progressive")
         feature_map_weight: float = 1.0
+        feature_map_norm: Literal["layer", "none"] = "layer"
         attention_weight: float = 1.0
         temperature: float = 1.0
         alpha: float = 1.0
@@ -90,6 +100,10 @@ class MobileBertPKTMethod(kdplug.Method):
         def __post_init__(self):
             if not 0.0 <= self.alpha <= 1.0:
                 raise ValueError(f"alpha must be in [0, 1], got {self.alpha}")
+            if self.feature_map_norm not in ("layer", "none"):
+                raise ValueError(
+                    f"feature_map_norm must be layer or none, got "
+                    f"{self.feature_map_norm!r}")
             if self.temperature <= 0:
                 raise ValueError(
                     f"temperature must be > 0, got {self.temperature}")
@@ -138,7 +152,9 @@ class MobileBertPKTMethod(kdplug.Method):
             check_tap_pair(teacher, student, t_tap, s_tap, cfg.head_reduction)
         terms = []
         if cfg.feature_map_weight > 0:
-            terms.append(FeatureMapTransfer(hidden, weight=cfg.feature_map_weight))
+            terms.append(FeatureMapTransfer(
+                hidden, weight=cfg.feature_map_weight,
+                layer_norm=cfg.feature_map_norm == "layer"))
         if cfg.attention_weight > 0:
             terms.append(AttentionTransfer(
                 attention, weight=cfg.attention_weight,

@@ -16,6 +16,7 @@ from kdplug.evaluation.plots import LOSS_CURVES
 from kdplug.evaluation.plots import loss_curves
 from kdplug.evaluation.task_metrics import PRIMARY
 from kdplug.evaluation.task_metrics import task_metrics
+from kdplug.plugin.student_kind import PretrainedWeights
 from kdplug.run.runner import Runner
 from kdplug.run.stage_runner import StageRunner
 from kdplug.run.teacher_setup import EVAL_BATCH_SIZE
@@ -128,6 +129,8 @@ class MultiTaskRunner(Runner):
         ctx = self.context
         keras.utils.set_random_seed(ctx.config.seed)  # every variant starts alike
         kind = ctx.student_kind()
+        if kind.needs_pretrained_weights:  # `base` is never fine-tuned
+            kind.pretrained_weights = PretrainedWeights(base)
         specs = [t.spec() for t in tasks]
         with ctx.strategy.scope():
             student = MultiTaskStudent(

@@ -10,8 +10,14 @@ class PKDMethod(kdplug.Method):
 
     Sun et al. (2019), "Patient Knowledge Distillation for BERT Model
     Compression". `soft` is the temperature-scaled soft-target cross-entropy
-    (kdplug's `SoftTargetCrossEntropy`, which includes Hinton's `T^2`
-    factor), `hard` the cross-entropy with gold labels, and `patient` the
+    at the scale of the paper's reference code (`nn.KLDivLoss(reduction=
+    'mean') * T^2`, the mean running over batch x classes): per example
+    `T^2 / C * sum_c softmax(t/T)_c * -log softmax(s/T)_c`
+    (`SoftTargetCrossEntropy(class_mean=True)`; `soft_class_mean: false`
+    sums over the `C` classes instead, as `kd` does). kdplug logs the
+    cross-entropy, the reference the KL divergence: they differ by the
+    teacher's entropy `T^2 / C * H(softmax(t/T))`, which has no gradient.
+    `hard` is the cross-entropy with gold labels, and `patient` the
     squared distance between L2-normalised [CLS] vectors of mapped layers,
     summed over the pairs (`NormalizedClsMSE`). The student's layers below
     its top one are mapped to teacher layers by `strategy`, the registered
@@ -19,9 +25,11 @@ class PKDMethod(kdplug.Method):
     layer `j` <- teacher layer `j * N // M`; `LastMapping`: `N - M + j`); the
     teacher's top layer is covered by the soft loss.
 
-    The default student is the teacher's first 3 layers (`first_k`), as in
-    the paper (which initialises BERT_3 / BERT_6 from BERT_12's first
-    layers).
+    The default student is the teacher's first 3 layers (`first_k`) taken
+    from the *pre-trained* teacher (before `teacher.finetune`) with a fresh
+    classifier (`init: pretrained`), as in the paper ("the student is
+    initialised with the first k layers of the pre-trained BERT").
+    `student.init: teacher` starts from the fine-tuned teacher instead.
 
     Config:
         strategy: `skip` (every k-th teacher layer) or `last` (the last
@@ -29,6 +37,9 @@ class PKDMethod(kdplug.Method):
         alpha: weight of the soft loss; the hard loss gets `1 - alpha`.
         beta: weight of the patient loss (the paper searches 10..1000).
         temperature: softmax temperature T (the paper searches 5, 10, 20).
+        soft_class_mean: divide the soft loss by the number of classes C,
+            as the reference code's `KLDivLoss(reduction='mean')` does
+            (default true); false sums over classes (`C` times stronger).
 
     Examples:
 
@@ -39,12 +50,14 @@ class PKDMethod(kdplug.Method):
       alpha: 0.5
       beta: 100.0
       temperature: 5.0
+      soft_class_mean: true
     ```
     """
 
     name = "pkd"
     description = "Patient KD (PKD-Skip / PKD-Last): soft + hard + normalised [CLS]"
-    default_student = {"kind": "truncated", "layers": "first_k", "num_layers": 3}
+    default_student = {"kind": "truncated", "layers": "first_k", "num_layers": 3,
+                       "init": "pretrained"}
 
     @dataclasses.dataclass
     class Config:
@@ -52,6 +65,7 @@ class PKDMethod(kdplug.Method):
         alpha: float = 0.5
         beta: float = 100.0
         temperature: float = 5.0
+        soft_class_mean: bool = True
 
         def __post_init__(self):
             if not 0.0 <= self.alpha <= 1.0:
@@ -75,7 +89,8 @@ class PKDMethod(kdplug.Method):
         from kdplug.terms import SoftTargetCrossEntropy
 
         cfg = self.config
-        terms = [SoftTargetCrossEntropy(cfg.temperature, weight=cfg.alpha)]
+        terms = [SoftTargetCrossEntropy(cfg.temperature, weight=cfg.alpha,
+                                        class_mean=cfg.soft_class_mean)]
         if cfg.alpha < 1.0:
             terms.append(HardLabelCrossEntropy(weight=1.0 - cfg.alpha))
         pairs = self.layer_map(teacher, student)

@@ -11,7 +11,7 @@ from kdplug.students.utils import teacher_attribute
 
 
 class BiLstmStudent(kdplug.StudentKind):
-    """Tang et al.'s single-layer BiLSTM, max-pooled over time, MLP head.
+    """Tang et al.'s single-layer BiLSTM, its final states, MLP head.
 
     Taps: `pooled` and `logits` only, so use it with logit-level methods
     (KD, logit MSE); attention or hidden-state terms raise a `KdplugError`.
@@ -25,6 +25,10 @@ class BiLstmStudent(kdplug.StudentKind):
         lstm_units: units per direction.
         hidden_dim: width of the ReLU layer before the classifier.
         dropout: dropout rate.
+        pooling: the sentence vector: `final_states` (default, Tang et
+            al.'s encoder: `[f_last; b_first]`, the forward LSTM's state
+            after the last real token and the backward LSTM's after the
+            first) or `max` (max-pooling over time: kdplug 0.1's student).
 
     Examples:
 
@@ -32,11 +36,12 @@ class BiLstmStudent(kdplug.StudentKind):
     student:
       kind: bilstm
       lstm_units: 128
+      pooling: final_states   # max: kdplug 0.1's encoder
     ```
     """
 
     name = "bilstm"
-    description = "single-layer BiLSTM + max-pool + MLP (Tang et al. 2019)"
+    description = "single-layer BiLSTM (final states) + MLP (Tang et al. 2019)"
     siamese: ClassVar[bool] = False
     table_variants = ({}, {"input": "word_ids", "vocabulary_size": 20000})
 
@@ -48,6 +53,7 @@ class BiLstmStudent(kdplug.StudentKind):
         lstm_units: PositiveInt = 128
         hidden_dim: PositiveInt = 256
         dropout: Fraction = 0.1
+        pooling: Literal["final_states", "max"] = "final_states"
 
         def __post_init__(self):
             for field in ("embedding_dim", "lstm_units", "hidden_dim"):

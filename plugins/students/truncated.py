@@ -1,4 +1,5 @@
 import dataclasses
+from typing import Literal
 from typing import Optional
 from typing import Union
 
@@ -10,18 +11,39 @@ from kdplug.config.ranges import PositiveInt
 class TruncatedStudent(kdplug.StudentKind):
     """A shallower BERT initialised from chosen teacher layers.
 
+    Embeddings, the chosen transformer layers and the pooler are copied from
+    the teacher. `init` says from which of its states:
+
+    - `teacher` (the kind's default): the fine-tuned teacher as the run
+      holds it, classifier head included (when the class count matches).
+    - `pretrained`: the teacher as loaded from `teacher.source`, before
+      `teacher.finetune`, with a freshly initialised classifier head: the
+      papers' recipe (PKD, Sun et al. 2019: "initialised with the first k
+      layers of the pre-trained BERT"; DistilBERT, Sanh et al. 2019: "taking
+      one layer out of two" of the pre-trained teacher), and the default of
+      the `pkd` and `distilbert` methods. The runner keeps a host copy of
+      the teacher's weights before fine-tuning for it
+      (`StudentKind.needs_pretrained_weights`).
+
+    Without `teacher.finetune` both start from the same layers; only the
+    head differs (copied vs new).
+
     Config:
         layers: `every_other` (DistilBERT), `first_k` (PKD) or a list of
             0-based teacher layer indices.
         num_layers: student depth for `first_k` / `every_other`.
         dropout: dropout rate of the student.
+        init: `teacher` (fine-tuned layers and head) or `pretrained`
+            (pre-trained layers, new head).
 
     Examples:
 
     ```yaml
     student:
       kind: truncated
-      layers: [0, 2, 4]
+      layers: first_k
+      num_layers: 3
+      init: pretrained
     ```
     """
 
@@ -34,11 +56,27 @@ class TruncatedStudent(kdplug.StudentKind):
         layers: Union[str, list] = "every_other"
         num_layers: Optional[PositiveInt] = None
         dropout: Fraction = 0.1
+        init: Literal["teacher", "pretrained"] = "teacher"
+
+    @property
+    def needs_pretrained_weights(self):
+        return self.config.init == "pretrained"
 
     def build(self, teacher, num_classes):
+        from kdplug.errors import KdplugError
         from kdplug.students import select_layers
         from kdplug.students import truncated_bert
 
         cfg = self.config
         layers = select_layers(cfg.layers, teacher.num_layers, cfg.num_layers)
-        return truncated_bert(teacher, layers, num_classes, dropout=cfg.dropout)
+        if cfg.init == "teacher":
+            return truncated_bert(teacher, layers, num_classes, dropout=cfg.dropout)
+        if self.pretrained_weights is None:
+            raise KdplugError(
+                "student.init: pretrained needs the teacher's weights from before "
+                "fine-tuning; the runner sets them (TeacherSetup.keep_pretrained), "
+                "code that builds the student itself sets "
+                "kind.pretrained_weights = PretrainedWeights(teacher) before "
+                "fine-tuning the teacher")
+        return truncated_bert(teacher, layers, num_classes, copy_head=False,
+                              dropout=cfg.dropout, pretrained=self.pretrained_weights)

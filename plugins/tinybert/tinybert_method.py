@@ -29,14 +29,20 @@ class TinyBertMethod(kdplug.Method):
 
     `W_e` / `W_h` are learned `Projection`s that exist only where the widths
     differ; they live in the terms (trained with the student, never
-    exported). The same intermediate terms (hence the same projections) are
-    used by `general` and `task_intermediate`.
+    exported). With `projection: shared` (the default) one projection
+    `W = W_e = W_h` maps the embeddings and every mapped layer, as the
+    reference code's single `fit_dense` (student hidden -> teacher hidden)
+    does; `projection: per_layer` gives each student tap its own (kdplug
+    before 0.2). The same intermediate terms (hence the same projections)
+    are used by `general` and `task_intermediate`.
 
     Stages (`stages:`, any subset, in this order):
 
     - `general`: embedding + hidden + attention losses on the training texts
       with labels ignored (`data: unlabelled`); stands in for the paper's
-      general distillation on a large corpus.
+      general distillation (the *pre-trained* teacher on a general corpus,
+      neither of which a run has offline: here the fine-tuned teacher on
+      the task's texts).
     - `task_intermediate`: the same intermediate losses on the task's
       transfer set (`data: task`).
     - `task_prediction`: the soft cross-entropy on the logits.
@@ -55,6 +61,10 @@ class TinyBertMethod(kdplug.Method):
             or a name with options (`{name: custom, pairs: [[2, 1], [4, 2]]}`),
             validated with the config; the embeddings always pair with the
             embeddings.
+        projection: `shared` (one `W` for the embeddings and every layer,
+            the reference's `fit_dense`; the embedding and hidden widths of
+            each model must then agree) or `per_layer` (one `W_e` and one
+            `W_h` per student layer).
         temperature: softmax temperature of the prediction loss (paper: 1).
         embedding_weight, hidden_weight, attention_weight: weights of the
             intermediate losses (0 drops the term).
@@ -74,6 +84,7 @@ class TinyBertMethod(kdplug.Method):
       name: tinybert
       stages: [general, task_intermediate, task_prediction]
       mapping: uniform
+      projection: shared
       temperature: 1.0
       general_epochs: 1
     student:
@@ -92,6 +103,7 @@ class TinyBertMethod(kdplug.Method):
     class Config:
         stages: list = dataclasses.field(default_factory=lambda: list(STAGES))
         mapping: MappingRef = "uniform"
+        projection: Literal["shared", "per_layer"] = "shared"
         temperature: float = 1.0
         embedding_weight: float = 1.0
         hidden_weight: float = 1.0
@@ -125,6 +137,10 @@ class TinyBertMethod(kdplug.Method):
                           "prediction_weight"):
                 if getattr(self, field) < 0:
                     raise ValueError(f"{field} must be >= 0")
+            if self.projection not in ("shared", "per_layer"):
+                raise ValueError(
+                    f"projection must be shared or per_layer, got "
+                    f"{self.projection!r}")
             if self.head_reduction not in (None, "group", "mean"):
                 raise ValueError(
                     f"head_reduction must be group, mean or null, got "
@@ -159,6 +175,29 @@ class TinyBertMethod(kdplug.Method):
         pairs = self.layer_mapping().resolve(teacher, student)
         return [(t, s) for t, s in pairs if EMBEDDINGS not in (t, s)]
 
+    def shared_projection(self, teacher, student, feature_pairs):
+        """The one `Projection` (`fit_dense`) of `projection: shared`.
+
+        `None` when every pair's widths agree (nothing to project); a
+        `KdplugError` when the width-mismatched pairs need different maps
+        (e.g. a student whose embedding width differs from its hidden width).
+        """
+        from kdplug.mapping import Projection
+
+        widths = {(teacher.tap_width(t), student.tap_width(s))
+                  for t, s in feature_pairs}
+        mismatched = sorted((t, s) for t, s in widths if t != s)
+        if not mismatched:
+            return None
+        if len(mismatched) > 1:
+            raise KdplugError(
+                f"tinybert: projection: shared needs one student -> teacher "
+                f"width map for the embeddings and every mapped layer, got "
+                f"{', '.join(f'{s} -> {t}' for t, s in mismatched)}; set "
+                "method.projection: per_layer")
+        (t_width, s_width), = mismatched
+        return Projection(t_width, s_width, name="fit_dense")
+
     def intermediate_terms(self, teacher, student):
         """`embedding_mse`, `hidden_mse`, `attention_mse` (weights > 0 only)."""
         from kdplug.mapping import check_tap_pair
@@ -168,15 +207,27 @@ class TinyBertMethod(kdplug.Method):
 
         cfg = self.config
         pairs = self.layer_map(teacher, student)
-        terms = []
+        hidden_pairs = [(f"hidden/{t}", f"hidden/{s}") for t, s in pairs]
+        feature_pairs = []
         if cfg.embedding_weight > 0:
             check_tap_pair(teacher, student, "embeddings", "embeddings")
+            feature_pairs.append(("embeddings", "embeddings"))
+        if cfg.hidden_weight > 0:
+            for t_tap, s_tap in hidden_pairs:
+                check_tap_pair(teacher, student, t_tap, s_tap)
+            feature_pairs.extend(hidden_pairs)
+        shared = {}
+        if cfg.projection == "shared":
+            shared["shared_projection"] = self.shared_projection(
+                teacher, student, feature_pairs)
+        terms = []
+        if cfg.embedding_weight > 0:
             terms.append(EmbeddingMSE.from_models(
-                teacher, student, weight=cfg.embedding_weight))
+                teacher, student, weight=cfg.embedding_weight, **shared))
         if cfg.hidden_weight > 0 and pairs:
             terms.append(ProjectedHiddenMSE.from_models(
-                teacher, student, [(f"hidden/{t}", f"hidden/{s}") for t, s in pairs],
-                weight=cfg.hidden_weight))
+                teacher, student, hidden_pairs, weight=cfg.hidden_weight,
+                **shared))
         if cfg.attention_weight > 0 and pairs:
             scores = [(f"attention_scores/{t}", f"attention_scores/{s}")
                       for t, s in pairs]

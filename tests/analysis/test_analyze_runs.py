@@ -37,12 +37,13 @@ def _train(folder):
     kd_config = write_toy_config(
         folder / "kd", {"name": "kd", "temperature": 2.0, "alpha": 0.5},
         num_examples=200, num_layers=2, export=False, name="toy-kd",
+        training={"epochs": 1},
         student={"kind": "truncated", "layers": [1]},
         analysis={"probing": PROBING, "behaviour": {"top_n": 3}})
     kd = Experiment(load_config(kd_config)).run()
     lstm_config = write_toy_config(
         folder / "lstm", {"name": "bilstm", "alpha": 0.5}, num_examples=200,
-        num_layers=2, export=False, name="toy-lstm",
+        num_layers=2, export=False, name="toy-lstm", training={"epochs": 1},
         student={"kind": "bilstm", "embedding_dim": 8, "lstm_units": 8,
                  "hidden_dim": 16})
     # A data path relative to the config file, as users write them: the

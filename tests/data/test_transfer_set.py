@@ -139,6 +139,48 @@ def test_sentence_pairs_go_through_both_texts():
     assert out.labels.tolist() == [0, 1, 1, -1, -1, -1]
 
 
+def test_tang_pairs_change_one_sentence_or_both_and_broken_pairs_are_named():
+    # tang's default pair rule through the builder: every word of an augmented
+    # sentence is masked, so each new pair shows which sentence changed.
+    firsts = ["A film.", "A plot.", "Fun"]
+    seconds = ["Great fun.", "Dull story!", "Great fun."]
+    pairs = Examples(firsts, np.array([0, 1, 1], "int32"), pairs=seconds)
+    step = AugmentStep(tang(p_mask=1.0, p_pos=0.0, p_ng=0.0), n=4)
+    out = build_transfer_set(pairs, [step])
+    new = list(zip(out.texts[3:], out.pairs[3:]))
+    assert out.labels.tolist() == [0, 1, 1] + [-1] * len(new)
+    # Each original has 3 possible masked pairs (first / second / both), so
+    # at most 9 distinct new pairs; repeats across the 4 rounds are dropped.
+    assert 3 < len(new) <= 9 and len(set(new)) == len(new)
+    modes = set()
+    for text, pair in new:
+        i = firsts.index(text) if text in firsts else None
+        j = seconds.index(pair) if pair in seconds else None
+        modes.add("second" if i is not None else "first" if j is not None else "both")
+        assert i is None or j is None  # never an unchanged pair
+        assert text in firsts or set(text.replace(".", "").split()) == {"[MASK]"}
+        assert pair in seconds or set(
+            pair.replace(".", "").replace("!", "").split()) == {"[MASK]"}
+    assert modes == {"first", "second", "both"}
+    # `pair_rule: both`: every new pair has both sentences masked (0.1).
+    step = AugmentStep(tang(p_mask=1.0, p_pos=0.0, p_ng=0.0, pair_rule="both"), n=4)
+    out = build_transfer_set(pairs, [step])
+    assert all(t not in firsts and p not in seconds
+               for t, p in zip(out.texts[3:], out.pairs[3:]))
+
+    class HalfPairs(Augmenter):
+        name = "half"
+
+        def augment_text(self, text, rng):
+            return text + "!"
+
+        def augment_pairs(self, texts, pairs, rng):
+            return texts, pairs[:1]
+
+    with pytest.raises(PluginError, match="'half' must return a list of 3 str"):
+        build_transfer_set(pairs, [AugmentStep(HalfPairs(), 1)])
+
+
 def test_no_steps_returns_the_examples():
     original = examples()
     assert build_transfer_set(original, []) is original

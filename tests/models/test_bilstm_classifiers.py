@@ -105,3 +105,61 @@ def test_siamese_features_and_round_trip(batch, tmp_path):
     model.save(path)
     loaded = keras.saving.load_model(path)
     np.testing.assert_allclose(np.asarray(loaded(x)), np.asarray(taps["logits"]), atol=1e-6)
+
+
+def run_lstm_alone(lstm, x, go_backwards):
+    """`lstm`'s weights in a fresh keras LSTM run on `x` (no mask, no
+    padding): its final state."""
+    alone = keras.layers.LSTM(lstm.units, go_backwards=go_backwards)
+    alone.build(x.shape)
+    alone.set_weights(lstm.get_weights())
+    return keras.ops.convert_to_numpy(alone(x))
+
+
+def test_final_states_are_the_lstms_run_on_the_unpadded_sequence():
+    from kdplug.models.bilstm_encoder import BiLstmEncoder
+
+    keras.utils.set_random_seed(5)
+    encoder = BiLstmEncoder(20, embedding_dim=3, lstm_units=4, dropout=0.0,
+                            pooling="final_states")
+    ids = np.array([[5, 7, 2, 9, 0, 0],     # 4 real tokens, right padding
+                    [3, 0, 0, 0, 0, 0],     # 1 real token
+                    [4, 6, 8, 1, 2, 11],    # no padding
+                    [0, 0, 0, 0, 0, 0]],    # no real token: zeros
+                   "int32")
+    got = keras.ops.convert_to_numpy(encoder(ids, training=False))
+    assert got.shape == (4, 8)
+    for row, length in enumerate([4, 1, 6]):
+        x = keras.ops.convert_to_numpy(encoder.embedding(ids[row:row + 1, :length]))
+        forward = run_lstm_alone(encoder.bilstm.forward_layer, x, False)
+        backward = run_lstm_alone(encoder.bilstm.backward_layer, x, True)
+        np.testing.assert_allclose(got[row], np.concatenate([forward, backward], -1)[0],
+                                   rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(got[3], np.zeros(8))
+    # max pooling of the same weights is another vector; a padded copy of a row
+    # gives the same final states.
+    encoder.pooling = "max"
+    assert not np.allclose(keras.ops.convert_to_numpy(encoder(ids[:1])), got[:1])
+    encoder.pooling = "final_states"
+    longer = np.concatenate([ids[:1], np.zeros((1, 3), "int32")], axis=1)
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(encoder(longer)), got[:1],
+                               rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("cls", [BiLstmClassifier, BiLstmSiameseClassifier])
+def test_pooling_is_saved_and_old_configs_load_as_max(cls, batch, tmp_path):
+    keras.utils.set_random_seed(3)
+    model = cls(num_classes=2, pooling="final_states", **ARGS)
+    config = model.get_config()
+    assert config["pooling"] == "final_states"
+    x = pair(batch) if cls is BiLstmSiameseClassifier else batch
+    path = str(tmp_path / "m.keras")
+    model.save(path)
+    again = keras.saving.load_model(path)
+    assert again.encoder.pooling == "final_states"
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(again(x)),
+                               keras.ops.convert_to_numpy(model(x)), rtol=1e-5)
+    del config["pooling"]  # a kdplug 0.1 config
+    assert cls.from_config(config).encoder.pooling == "max"
+    with pytest.raises(ValueError, match="pooling"):
+        cls(num_classes=2, pooling="mean", **ARGS)

@@ -197,3 +197,62 @@ def test_tang_config_is_checked():
         TangAugmenter.Config(p_pos=-0.1)
     with pytest.raises(ValueError, match="n_min"):
         TangAugmenter.Config(n_min=0)
+
+
+# ------------------------------------------------------------ tang: pairs
+def mask_all(pair_rule="one_or_both"):
+    cfg = TangAugmenter.Config(p_mask=1.0, p_pos=0.0, p_ng=0.0, pair_rule=pair_rule)
+    return TangAugmenter(cfg, pos_source=pos()).fit(CORPUS)
+
+
+def test_tang_pairs_augment_first_second_or_both_by_one_draw():
+    # Every word of an augmented sentence is masked, so which one changed shows.
+    first, second = "The film was great.", "A dull plot, really!"
+    aug = mask_all()
+    masked = {first: aug.augment_text(first, rng(0)),
+              second: aug.augment_text(second, rng(0))}
+    assert masked == {first: "[MASK] [MASK] [MASK] [MASK].",
+                      second: "[MASK] [MASK] [MASK], [MASK]!"}
+    texts, pairs = aug.augment_pairs([first] * 9, [second] * 9, rng(7))
+    # By hand: replay the generator. Per pair one integers(3) draw, then per
+    # augmented sentence one random() per word and one for the n-gram rule.
+    g, expected = rng(7), []
+    for _ in range(9):
+        k = int(g.integers(3))
+        expected.append(k)
+        for sentence, changed in ((first, k != 1), (second, k != 0)):
+            if changed:
+                g.random(len(words_of(sentence)) + 1)
+    got = [0 if p == second else 1 if t == first else 2 for t, p in zip(texts, pairs)]
+    assert got == expected and set(got) == {0, 1, 2}
+    for t, p, k in zip(texts, pairs, got):
+        assert t == (first if k == 1 else masked[first])
+        assert p == (second if k == 0 else masked[second])
+
+
+def test_tang_pairs_one_sentence_two_thirds_of_the_time():
+    # 3,000 seeded pairs: each mode has probability 1/3, so its share has
+    # standard deviation sqrt(1/3 * 2/3 / 3000) = 0.0086; 0.03 is 3.5 sd.
+    texts, pairs = mask_all().augment_pairs(["The film."] * 3000, ["Fun."] * 3000,
+                                            rng(11))
+    counts = collections.Counter(
+        "second" if t == "The film." else "first" if p == "Fun." else "both"
+        for t, p in zip(texts, pairs))
+    assert sum(counts.values()) == 3000
+    for mode in ("first", "second", "both"):
+        assert abs(counts[mode] / 3000 - 1 / 3) < 0.03, counts
+    assert abs((counts["first"] + counts["second"]) / 3000 - 2 / 3) < 0.03
+
+
+def test_tang_pair_rule_both_is_the_augmenter_default():
+    # `both` (kdplug 0.1): all first sentences, then all second ones, drawn
+    # from one generator, exactly as two `augment()` calls.
+    cfg = TangAugmenter.Config(p_mask=0.3, p_pos=0.3, p_ng=0.5, pair_rule="both")
+    aug = TangAugmenter(cfg, pos_source=pos()).fit(CORPUS)
+    g = rng(3)
+    expected = (aug.augment([TEXT] * 4, g), aug.augment(CORPUS[:4], g))
+    assert aug.augment_pairs([TEXT] * 4, CORPUS[:4], rng(3)) == expected
+    both = mask_all("both").augment_pairs(["The film."] * 50, ["Fun."] * 50, rng(0))
+    assert set(both[0]) == {"[MASK] [MASK]."} and set(both[1]) == {"[MASK]."}
+    assert TangAugmenter.Config().pair_rule == "one_or_both"
+    assert mask_all().fingerprint() != mask_all("both").fingerprint()

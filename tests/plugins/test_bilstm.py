@@ -64,16 +64,34 @@ def test_loss_is_alpha_hard_plus_one_minus_alpha_mse(alpha, expected):
         assert got == expected
 
 
-def test_loss_matches_hand_computation():
-    (stage,) = BiLstmMethod(BiLstmMethod.Config(alpha=0.25)).stages(None, None)
+@pytest.mark.parametrize("unlabelled", ["teacher_argmax", "skip"])
+def test_loss_matches_hand_computation(unlabelled):
+    config = BiLstmMethod.Config(alpha=0.25, unlabelled=unlabelled)
+    (stage,) = BiLstmMethod(config).stages(None, None)
     teacher = {"logits": np.array([[2.0, 0.0], [0.0, 1.0]], "float32")}
-    student = {"logits": np.array([[1.0, 1.0], [0.0, 0.0]], "float32")}
+    student = {"logits": np.array([[1.0, 1.0], [0.0, 2.0]], "float32")}
     batch = {"labels": np.array([0, -1], "int32")}  # the second is unlabelled
     total = sum(float(t.weight.numpy()) * np.asarray(t(teacher, student, batch))
                 for t in stage.terms)
-    # example 1: mse (1 + 1) / 2 = 1, ce = ln 2; example 2: mse 1/2, no label
-    np.testing.assert_allclose(total, [0.75 * 1.0 + 0.25 * np.log(2.0), 0.75 * 0.5],
-                               rtol=1e-6)
+    # example 1: mse (1 + 1) / 2 = 1, ce = ln 2. Example 2: mse (0 + 1) / 2;
+    # teacher_argmax: label 1 (argmax [0, 1]), ce = -log softmax([0, 2])[1]
+    # = ln(1 + e^-2); skip: no hard term.
+    hard2 = np.log(1 + np.exp(-2.0)) if unlabelled == "teacher_argmax" else 0.0
+    np.testing.assert_allclose(
+        total, [0.75 * 1.0 + 0.25 * np.log(2.0), 0.75 * 0.5 + 0.25 * hard2],
+        rtol=1e-6)
+
+
+def test_hard_term_labels_augmented_rows_with_the_teacher_argmax_by_default():
+    for cls in (BiLstmMethod, BiLstmSiameseMethod):
+        assert cls.Config().unlabelled == "teacher_argmax"
+        (stage,) = cls(cls.Config()).stages(None, None)
+        (hard,) = [t for t in stage.terms if t.name == "hard_ce"]
+        assert hard.unlabelled == "teacher_argmax"
+        assert hard.required_teacher_taps() == {"logits"}
+        (stage,) = cls(cls.Config(unlabelled="skip")).stages(None, None)
+        (hard,) = [t for t in stage.terms if t.name == "hard_ce"]
+        assert hard.unlabelled == "skip" and hard.required_teacher_taps() == set()
 
 
 def test_configs_validate():
@@ -211,3 +229,34 @@ def test_siamese_student_learns_paraphrase_pairs_end_to_end(input):
     predicted = np.argmax(student(test_x, training=False), axis=-1)
     accuracy = float(np.mean(predicted == test.labels))
     assert accuracy >= 0.8, accuracy
+
+
+def test_student_kinds_default_to_the_papers_final_states():
+    from kdplug_plugins.students.bilstm import BiLstmStudent
+
+    teacher = testing.tiny_bert_classifier(vocabulary_size=30, seed=0)
+    for cls in (BiLstmStudent, BiLstmSiameseStudent):
+        assert cls.Config().pooling == "final_states"
+        small = dict(embedding_dim=4, lstm_units=3, hidden_dim=5)
+        student = cls(cls.Config(**small)).build(teacher, 2)
+        assert student.encoder.pooling == "final_states"
+        student = cls(cls.Config(pooling="max", **small)).build(teacher, 2)
+        assert student.encoder.pooling == "max"
+    base = {"name": "x", "data": {"path": "d.tsv"}, "teacher": {"source": "t.keras"}}
+    with pytest.raises(ConfigError, match="pooling"):
+        config_from_dict({**base, "method": {"name": "bilstm"},
+                          "student": {"kind": "bilstm", "pooling": "mean"}})
+    with pytest.raises(ConfigError, match="unlabelled"):
+        config_from_dict({**base, "method": {"name": "bilstm", "unlabelled": "drop"}})
+
+
+def test_shipped_configs_use_the_papers_recipe():
+    for name, pair_rule in (("bilstm", None), ("bilstm_siamese_mrpc", "one_or_both")):
+        config = load_config(os.path.join(ROOT, "configs", f"{name}.yaml"))
+        assert config.method_config.unlabelled == "teacher_argmax"
+        assert config.student_config.pooling == "final_states"
+        (entry,) = config.augment_entries
+        assert (entry.name, entry.n) == ("tang", 20)
+        assert entry.config.pair_rule == "one_or_both"
+        assert (entry.config.p_mask, entry.config.p_pos, entry.config.p_ng) == (
+            0.1, 0.1, 0.25)

@@ -109,8 +109,50 @@ def test_config_validates():
     assert config.method.name == "distilbert"
     assert config.method_config.mode == "general_then_task"
     assert config.student_config.layers == "every_other"
+    assert config.student_config.init == "pretrained"
+    assert (config.method_config.temperature, config.method_config.soft_weight,
+            config.method_config.mlm_weight, config.method_config.cosine_weight) == (
+        2.0, 5.0, 2.0, 1.0)  # the paper's T, alpha_ce, alpha_mlm, alpha_cos
     base = {"name": "x", "data": {"path": "d.tsv"}, "teacher": {"source": "t.keras"}}
+    # the paper's recipe by default: one layer out of two of the pre-trained
+    # teacher, a new head; `init: teacher` keeps the fine-tuned teacher's
+    config = config_from_dict({**base, "method": {"name": "distilbert"}})
+    assert (config.student.name, config.student_config.layers,
+            config.student_config.init) == ("truncated", "every_other", "pretrained")
+    config = config_from_dict({**base, "method": {"name": "distilbert"},
+                               "student": {"init": "teacher"}})
+    assert (config.student_config.layers, config.student_config.init) == (
+        "every_other", "teacher")
     with pytest.raises(ConfigError, match="method.mode"):
         config_from_dict({**base, "method": {"name": "distilbert", "mode": "pretrain"}})
     with pytest.raises(ConfigError, match="mask_rate"):
         config_from_dict({**base, "method": {"name": "distilbert", "mask_rate": 0.0}})
+
+
+def test_default_student_starts_from_the_pre_trained_teacher():
+    """Sanh et al.: "we initialize the student from the teacher by taking one
+    layer out of two" of pre-trained BERT; the task head is new."""
+    from kdplug.plugin.student_kind import PretrainedWeights
+
+    teacher = testing.tiny_bert_classifier(num_layers=4, seed=1)
+    pretrained = PretrainedWeights(teacher)
+    for w in teacher.weights:  # a stand-in fine-tuning, in place
+        w.assign(w.numpy() * 2.0 + 1.0)
+    teacher.trainable = False
+    method = DistilBertMethod()
+    kind = TruncatedStudent(TruncatedStudent.Config(
+        **{k: v for k, v in method.default_student.items() if k != "kind"}))
+    assert kind.config.init == "pretrained" and kind.needs_pretrained_weights
+    kind.pretrained_weights = pretrained
+    student = method.build_student(teacher, kind, num_classes=2)
+    for j, index in enumerate([0, 2]):
+        t_layer = teacher.backbone.transformer_layers[index]
+        for a, pre, tuned in zip(student.backbone.transformer_layers[j].get_weights(),
+                                 pretrained.get_weights(t_layer), t_layer.get_weights()):
+            np.testing.assert_array_equal(a, pre)
+            np.testing.assert_array_equal(a * 2.0 + 1.0, tuned)
+    head = student.classifier.get_weights()
+    np.testing.assert_array_equal(head[1], np.zeros(2))  # fresh: zero bias
+    assert np.abs(head[0] - teacher.classifier.get_weights()[0]).max() > 1e-3
+    assert np.abs(head[0] - pretrained.get_weights(teacher.classifier)[0]).max() > 1e-3
+    assert not student.non_trainable_weights

@@ -82,6 +82,8 @@ def test_stages_of_each_variant(teacher):
         assert fmt.pairs == ((f"hidden/{layer}", f"hidden/{layer}"),)
         assert at.pairs == ((f"attention/{layer}", f"attention/{layer}"),)
         assert float(fmt.weight.numpy()) == 3.0 and float(at.weight.numpy()) == 0.5
+        # the reference code's layer-normalised feature-map MSE, by default
+        assert fmt.layer_norm is True
         assert (stage.epochs, stage.learning_rate) == (2, 1e-3)
         assert callable(stage.trainable)
     soft, hard = stages[2].terms
@@ -101,6 +103,10 @@ def test_stages_of_each_variant(teacher):
     assert [t.name for t in joint.terms] == ["feature_map_mse", "attention_kl"]
     assert [t.name for t in distill.terms] == ["soft_ce"]
     assert joint.trainable is train_body and distill.trainable is train_all
+
+    # feature_map_norm: none: kdplug 0.1's raw MSE
+    (layer_1, *_) = make_method(feature_map_norm="none").stages(teacher, student)
+    assert layer_1.terms[0].layer_norm is False
 
     # Only the attention term when the feature-map weight is 0.
     (layer_1, *_) = make_method(feature_map_weight=0.0).stages(teacher, student)
@@ -234,10 +240,15 @@ def test_config_validates():
     assert config.method.name == "mobilebert-pkt"
     assert config.student.name == "bottleneck"
     assert config.method_config.variant == "progressive"
+    assert config.method_config.feature_map_norm == "layer"
     base = {"name": "x", "data": {"path": "d.tsv"}, "teacher": {"source": "t.keras"}}
     config = config_from_dict({**base, "method": {"name": "mobilebert-pkt"}})
     assert config.student.name == "bottleneck"
     assert config.method_config.head_reduction == "group"
+    assert config.method_config.feature_map_norm == "layer"
+    with pytest.raises(ConfigError, match="feature_map_norm"):
+        config_from_dict({**base, "method": {"name": "mobilebert-pkt",
+                                             "feature_map_norm": "batch"}})
     with pytest.raises(ConfigError, match="method.variant"):
         config_from_dict({**base, "method": {"name": "mobilebert-pkt",
                                              "variant": "greedy"}})

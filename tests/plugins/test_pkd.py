@@ -72,6 +72,7 @@ def test_stage_maps_teacher_layers(teacher, strategy, mapped):
     assert float(soft.weight.numpy()) == pytest.approx(0.3)
     assert float(hard.weight.numpy()) == pytest.approx(0.7)
     assert float(soft.temperature.numpy()) == 2.0
+    assert soft.class_mean  # the reference code's KLDivLoss(reduction='mean')
     assert float(patient.weight.numpy()) == 10.0
     # beta multiplies the reference code's mean over pairs and features, not
     # the printed sum (which made beta=100 collapse a real student)
@@ -115,16 +116,57 @@ def test_edge_weights(teacher):
     assert [t.name for t in stage.terms] == ["soft_ce"]
 
 
+def test_soft_term_has_the_reference_codes_scale(teacher):
+    """`KLDivLoss(reduction='mean')(log q, p) * T^2` over (batch, C): per
+    example `T^2 / C * KL`; kdplug logs the cross-entropy, KL + T^2/C H(p)."""
+    t = np.array([[2.0, -1.0], [0.0, 1.0]], "float32")
+    s = np.array([[0.5, 0.5], [1.0, -1.0]], "float32")
+    T = 5.0
+    p = np.exp(t / T) / np.exp(t / T).sum(-1, keepdims=True)
+    q = np.exp(s / T) / np.exp(s / T).sum(-1, keepdims=True)
+    # by hand: row 1, q = [1/2, 1/2]: ln 2; row 2, p = softmax([0, .2]) =
+    # [.450166, .549834], -log q = -log softmax([.2, -.2]) = [.513015, .913015]
+    ce = -(p * np.log(q)).sum(-1)
+    np.testing.assert_allclose(ce, [np.log(2.0), 0.732949], rtol=1e-5)
+    method, student = build(teacher, "skip", temperature=T)
+    soft = method.stages(teacher, student)[0].terms[0]
+    got = np.asarray(soft({"logits": t}, {"logits": s}, {}))
+    np.testing.assert_allclose(got, 25.0 * ce / 2, rtol=1e-5)  # T^2 / C, C = 2
+    kl = (p * (np.log(p) - np.log(q))).sum(-1)
+    reference = 25.0 * kl.sum() / (2 * 2)  # the reference's batch scalar
+    entropy = -(p * np.log(p)).sum(-1)
+    assert got.mean() == pytest.approx(reference + 25.0 * entropy.mean() / 2, rel=1e-5)
+    # soft_class_mean: false sums over the classes, as kd does (2x here)
+    method, student = build(teacher, "skip", temperature=T, soft_class_mean=False)
+    soft = method.stages(teacher, student)[0].terms[0]
+    assert not soft.class_mean
+    np.testing.assert_allclose(np.asarray(soft({"logits": t}, {"logits": s}, {})),
+                               25.0 * ce, rtol=1e-5)
+
+
 def test_configs_validate():
     for name, strategy in (("pkd_skip", "skip"), ("pkd_last", "last")):
         config = load_config(os.path.join(ROOT, "configs", f"{name}.yaml"))
         assert config.method.name == "pkd"
         assert config.method_config.strategy == strategy
+        assert config.method_config.soft_class_mean is True
         assert config.student_config.layers == "first_k"
+        assert config.student_config.init == "pretrained"
     base = {"name": "x", "data": {"path": "d.tsv"}, "teacher": {"source": "t.keras"}}
     config = config_from_dict({**base, "method": {"name": "pkd"}})
+    # the paper's recipe by default: the pre-trained first 3 layers, a new
+    # head, the soft loss divided by C
     assert (config.student.name, config.student_config.layers,
-            config.student_config.num_layers) == ("truncated", "first_k", 3)
+            config.student_config.num_layers, config.student_config.init) == (
+        "truncated", "first_k", 3, "pretrained")
+    assert config.method_config.soft_class_mean is True
+    # today's behaviour stays reachable
+    config = config_from_dict({**base, "method": {"name": "pkd", "soft_class_mean": False},
+                               "student": {"init": "teacher"}})
+    assert config.student_config.init == "teacher"
+    assert (config.student_config.layers, config.student_config.num_layers) == (
+        "first_k", 3)
+    assert config.method_config.soft_class_mean is False
     with pytest.raises(ConfigError, match="method.strategy"):
         config_from_dict({**base, "method": {"name": "pkd", "strategy": "middle"}})
     with pytest.raises(ConfigError, match="alpha"):

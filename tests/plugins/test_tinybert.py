@@ -69,7 +69,19 @@ def test_stages_terms_and_projections():
     assert attention.pairs == (("attention_scores/2", "attention_scores/1"),
                                ("attention_scores/4", "attention_scores/2"))
     assert [float(t.weight.numpy()) for t in general.terms] == [1.0, 1.0, 0.5]
-    # widths differ everywhere (16 vs 8): one projection per feature pair
+    # widths differ everywhere (16 vs 8): by default (the reference's one
+    # fit_dense) a single projection serves the embeddings and every layer
+    assert method.config.projection == "shared"
+    shared = embedding.shared_projection
+    assert isinstance(shared, Projection) and shared.name == "fit_dense"
+    assert (shared.input_dim, shared.output_dim) == (8, 16)
+    assert hidden.shared_projection is shared
+    assert embedding.projections == {} and hidden.projections == {}
+    assert len({id(w) for t in general.terms for w in t.trainable_weights}) == 2
+    # projection: per_layer: one projection per feature pair (kdplug 0.1)
+    method, teacher, student = build(projection="per_layer")
+    embedding, hidden, _ = method.stages(teacher, student)[0].terms
+    assert embedding.shared_projection is None and hidden.shared_projection is None
     assert list(embedding.projections) == ["embeddings"]
     assert list(hidden.projections) == ["hidden/1", "hidden/2"]
     for projection in [*embedding.projections.values(), *hidden.projections.values()]:
@@ -83,6 +95,7 @@ def test_stages_terms_and_projections():
     (only,) = method.stages(teacher, wide)
     assert only.name == "task_intermediate"
     assert only.terms[0].projections == {} and only.terms[1].projections == {}
+    assert only.terms[0].shared_projection is None
     # subset and epochs / learning rates per stage
     method, teacher, student = build(stages=["general", "task_prediction"],
                                      general_epochs=3, prediction_epochs=2,
@@ -102,8 +115,9 @@ def test_every_stage_trains_projections_stay_out_of_the_student(tmp_path):
     general, intermediate, prediction = method.stages(teacher, student)
     student_paths = [w.path for w in student.weights]
     assert not any("projection" in p for p in student_paths)
-    projection_weights = [w for t in general.terms for w in t.trainable_weights]
-    assert len(projection_weights) == 6  # 3 projections x (kernel, bias)
+    projection_weights = list({id(w): w for t in general.terms
+                               for w in t.trainable_weights}.values())
+    assert len(projection_weights) == 2  # one shared fit_dense (kernel, bias)
     before = [w.numpy().copy() for w in projection_weights]
 
     _, history = fit(general, student, teacher, epochs=5)
@@ -127,7 +141,11 @@ def test_every_stage_trains_projections_stay_out_of_the_student(tmp_path):
     assert isinstance(loaded, Distiller)
     assert [t.name for t in loaded.terms] == [
         "embedding_mse", "hidden_mse", "attention_mse"]
-    assert list(loaded.terms[1].projections) == ["hidden/1", "hidden/2"]
+    # the shared projection is still one layer, with the trained weights
+    assert loaded.terms[0].shared_projection is loaded.terms[1].shared_projection
+    np.testing.assert_array_equal(
+        loaded.terms[1].shared_projection.get_weights()[0],
+        distiller.terms[1].shared_projection.get_weights()[0])
     np.testing.assert_allclose(loaded.predict(x, verbose=0),
                                distiller.predict(x, verbose=0), rtol=1e-5, atol=1e-6)
     _, original, _, _ = distiller.compute_terms(x, y, None, training=False)
@@ -144,6 +162,58 @@ def test_every_stage_trains_projections_stay_out_of_the_student(tmp_path):
     _, history = fit(prediction, student, teacher, epochs=4, learning_rate=1e-2)
     assert np.isfinite(history["soft_ce"]).all()
     assert history["soft_ce"][-1] < 0.9 * history["soft_ce"][0]
+
+
+def test_shared_projection_loss_matches_numpy():
+    # One W (kernel K, bias b) maps the student's embeddings and both mapped
+    # layers: loss = w_e MSE(E_S W, E_T) + w_h sum_m MSE(H_S^m W, H_T^g(m)),
+    # each MSE averaged over the teacher's units and the valid tokens.
+    method, teacher, student = build(embedding_weight=2.0, hidden_weight=0.5,
+                                     stages=["task_intermediate"])
+    embedding, hidden, _ = method.stages(teacher, student)[0].terms
+    rng = np.random.default_rng(0)
+    kernel = rng.normal(size=(8, 16)).astype("float32")
+    bias = rng.normal(size=(16,)).astype("float32")
+    hidden.shared_projection.set_weights([kernel, bias])
+    mask = np.array([[1, 1, 0], [1, 0, 0]], "int32")
+    t = {k: rng.normal(size=(2, 3, 16)).astype("float32")
+         for k in ("embeddings", "hidden/2", "hidden/4")}
+    s = {k: rng.normal(size=(2, 3, 8)).astype("float32")
+         for k in ("embeddings", "hidden/1", "hidden/2")}
+
+    def mse(tt, ss):
+        per_token = ((ss @ kernel + bias - tt) ** 2).mean(-1)
+        return (per_token * mask).sum(-1) / mask.sum(-1)
+
+    batch = {"padding_mask": mask}
+    np.testing.assert_allclose(np.asarray(embedding(t, s, batch)),
+                               mse(t["embeddings"], s["embeddings"]), rtol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(hidden(t, s, batch)),
+        mse(t["hidden/2"], s["hidden/1"]) + mse(t["hidden/4"], s["hidden/2"]),
+        rtol=1e-5)
+    assert [float(x.weight.numpy()) for x in (embedding, hidden)] == [2.0, 0.5]
+
+
+def test_shared_projection_needs_one_width_map():
+    # a student whose embeddings (4) and hidden states (8) differ in width
+    with pytest.raises(KdplugError, match="per_layer"):
+        TinyBertMethod().shared_projection(
+            _Widths({"embeddings": 16, "hidden/4": 16}),
+            _Widths({"embeddings": 4, "hidden/2": 8}),
+            [("embeddings", "embeddings"), ("hidden/4", "hidden/2")])
+    # the term itself refuses a projection of the wrong shape
+    with pytest.raises(KdplugError, match="per layer"):
+        ProjectedHiddenMSE([("hidden/2", "hidden/1")], widths=[(16, 4)],
+                           shared_projection=Projection(16, 8))
+
+
+class _Widths:
+    def __init__(self, widths):
+        self.widths = widths
+
+    def tap_width(self, tap):
+        return self.widths[tap]
 
 
 def test_config_validates():

@@ -77,3 +77,45 @@ def test_same_value_under_xla():
         jit_compile=True)
     np.testing.assert_allclose(compiled(t, s, mask), np_feature_map_mse(t, s, mask),
                                rtol=1e-5)
+
+
+def test_layer_norm_by_hand_and_against_numpy():
+    # t = [1, 3]: mean 2, var 1 -> LN = [-1, 1] / sqrt(1 + eps)
+    # s = [10, 10]: var 0 -> LN = [0, 0]; the scale of s no longer matters
+    # loss = mean_n (LN(t) - LN(s))^2 = 1 / (1 + eps)
+    eps = 1e-3
+    t = np.array([[[1, 3]]], "float32")
+    s = np.array([[[10, 10]]], "float32")
+    mask = np.array([[1]], "int32")
+    term = FeatureMapTransfer([("hidden/1", "hidden/1")], layer_norm=True)
+    assert term.epsilon == eps
+    loss = term({"hidden/1": t}, {"hidden/1": s}, {"padding_mask": mask})
+    np.testing.assert_allclose(loss, [1.0 / (1.0 + eps)], rtol=1e-6)
+    # s = 5 t + 7 has t's shape: LN(s) = LN(t) up to eps -> ~0
+    loss = term({"hidden/1": t}, {"hidden/1": 5 * t + 7}, {"padding_mask": mask})
+    np.testing.assert_allclose(loss, [0.0], atol=1e-3)
+    plain = FeatureMapTransfer([("hidden/1", "hidden/1")])
+    np.testing.assert_allclose(
+        plain({"hidden/1": t}, {"hidden/1": s}, {"padding_mask": mask}),
+        [(81 + 49) / 2], rtol=1e-6)
+
+    rng = np.random.default_rng(3)
+    t, s = (rng.normal(2.0, 3.0, size=(2, 4, 6)).astype("float32") for _ in range(2))
+    mask = np.array([[1, 1, 0, 0], [1, 1, 1, 1]], "int32")
+
+    def ln(x):
+        return (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + eps)
+
+    loss = term({"hidden/1": t}, {"hidden/1": s}, {"padding_mask": mask})
+    np.testing.assert_allclose(loss, np_feature_map_mse(ln(t), ln(s), mask), rtol=1e-5)
+
+
+def test_layer_norm_config_round_trip_and_old_configs():
+    term = FeatureMapTransfer([("hidden/1", "hidden/1")], layer_norm=True, epsilon=1e-6)
+    config = term.get_config()
+    assert (config["layer_norm"], config["epsilon"]) == (True, 1e-6)
+    clone = FeatureMapTransfer.from_config(config)
+    assert (clone.layer_norm, clone.epsilon) == (True, 1e-6)
+    # saved before the option existed: plain MSE, as then
+    del config["layer_norm"], config["epsilon"]
+    assert FeatureMapTransfer.from_config(config).layer_norm is False

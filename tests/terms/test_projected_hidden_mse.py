@@ -86,3 +86,45 @@ def test_from_models_reads_widths_and_errors():
     with pytest.raises(KdplugError, match="padding_mask"):
         term({"hidden/2": np.zeros((1, 2, 16), "float32")},
              {"hidden/1": np.zeros((1, 2, 8), "float32")}, {})
+
+
+def test_shared_projection_serves_every_pair_and_the_embedding_term():
+    # one W (kernel K, bias b) for both mismatched pairs and the embeddings
+    from kdplug.terms import EmbeddingMSE
+
+    fit_dense = Projection(4, 2, name="fit_dense")
+    kernel = np.array([[1, 0, 2, 0], [0, 1, 0, -1]], "float32")
+    bias = np.array([0, 0, 1, 0], "float32")
+    fit_dense.set_weights([kernel, bias])
+    term = ProjectedHiddenMSE([("hidden/2", "hidden/1"), ("hidden/4", "hidden/2")],
+                              widths=[(4, 2), (4, 2)], shared_projection=fit_dense)
+    embedding = EmbeddingMSE(4, 2, shared_projection=fit_dense)
+    assert term.projections == {} and embedding.projections == {}
+    assert len(term.trainable_weights) == 2
+    assert {id(w) for w in term.trainable_weights} == {
+        id(w) for w in embedding.trainable_weights}
+    # s = [1, 2] -> sW + b = [1, 2, 3, -2]; against t = 0: (1 + 4 + 9 + 4)/4 = 4.5
+    # s = [0, 0] -> [0, 0, 1, 0]: 1/4 (one valid token each)
+    t = np.zeros((1, 1, 4), "float32")
+    mask = np.array([[1]], "int32")
+    s1 = np.array([[[1, 2]]], "float32")
+    s2 = np.zeros((1, 1, 2), "float32")
+    out = term({"hidden/2": t, "hidden/4": t}, {"hidden/1": s1, "hidden/2": s2},
+               {"padding_mask": mask})
+    np.testing.assert_allclose(np.asarray(out), [4.5 + 0.25], rtol=1e-6)
+    out = embedding({"embeddings": t}, {"embeddings": s1}, {"padding_mask": mask})
+    np.testing.assert_allclose(np.asarray(out), [4.5], rtol=1e-6)
+    # the config carries the layer; a config without the key (kdplug 0.1)
+    # builds per-layer projections
+    config = term.get_config()
+    assert config["shared_projection"] is fit_dense
+    clone = ProjectedHiddenMSE.from_config(
+        {**config, "shared_projection": keras.saving.serialize_keras_object(fit_dense)})
+    assert clone.shared_projection.output_dim == 4 and clone.projections == {}
+    config.pop("shared_projection")
+    old = ProjectedHiddenMSE.from_config(config)
+    assert old.shared_projection is None
+    assert list(old.projections) == ["hidden/1", "hidden/2"]
+    with pytest.raises(KdplugError, match="shared projection maps 2 -> 4"):
+        ProjectedHiddenMSE([("hidden/2", "hidden/1")], widths=[(4, 3)],
+                           shared_projection=fit_dense)

@@ -49,3 +49,49 @@ def test_temperature_is_schedulable_and_serialised():
 def test_rejects_non_positive_temperature():
     with pytest.raises(ValueError, match="temperature"):
         SoftTargetCrossEntropy(temperature=0.0)
+
+
+def test_class_mean_divides_by_the_number_of_classes():
+    # PKD's reference: KLDivLoss(reduction='mean') * T^2 over (batch, C)
+    t = np.array([[2.0, 0.0, -1.0], [0.5, 0.5, 3.0]], "float32")
+    s = np.array([[1.0, 1.0, 0.0], [0.0, 2.0, 1.0]], "float32")
+    T, C = 2.0, 3
+    summed = SoftTargetCrossEntropy(temperature=T)
+    mean = SoftTargetCrossEntropy(temperature=T, class_mean=True)
+    got = np.asarray(mean({"logits": t}, {"logits": s}, {}))
+    np.testing.assert_allclose(
+        got, np.asarray(summed({"logits": t}, {"logits": s}, {})) / C, rtol=1e-6)
+    # first row by hand: 4/3 * sum_c p_c * -log q_c
+    p = np.exp([1, 0, -0.5]) / np.exp([1, 0, -0.5]).sum()
+    q = np.exp([0.5, 0.5, 0]) / np.exp([0.5, 0.5, 0]).sum()
+    assert got[0] == pytest.approx(4 / 3 * -(p * np.log(q)).sum(), rel=1e-5)
+    # CE - KL is the teacher's entropy (no gradient): the reference's KL value
+    # plus T^2 / C * H(p) is what the term logs
+    pt, ps = softmax(t / T), softmax(s / T)
+    kl = T * T * (pt * (np.log(pt) - np.log(ps))).sum(-1) / C
+    entropy = T * T * -(pt * np.log(pt)).sum(-1) / C
+    np.testing.assert_allclose(got, kl + entropy, rtol=1e-5)
+    # its batch mean is the reference's scalar (sum over batch x classes / (B C))
+    # plus the mean entropy
+    reference = T * T * (pt * (np.log(pt) - np.log(ps))).sum() / (2 * C)
+    assert got.mean() == pytest.approx(reference + entropy.mean(), rel=1e-5)
+
+
+def test_class_mean_on_binary_logits_halves_the_loss():
+    t = np.array([[3.0, -1.0]], "float32")
+    s = np.array([[0.0, 0.0]], "float32")
+    T = 5.0
+    # p = softmax([0.6, -0.2]), q = [1/2, 1/2]: sum_c p_c * -log q_c = ln 2
+    expected = T * T * np.log(2.0) / 2
+    term = SoftTargetCrossEntropy(temperature=T, class_mean=True)
+    assert float(term({"logits": t}, {"logits": s}, {})[0]) == pytest.approx(expected, rel=1e-6)
+
+
+def test_class_mean_is_serialised_and_defaults_off():
+    assert SoftTargetCrossEntropy().class_mean is False
+    term = SoftTargetCrossEntropy(temperature=2.0, class_mean=True)
+    assert term.get_config()["class_mean"] is True
+    assert SoftTargetCrossEntropy.from_config(term.get_config()).class_mean is True
+    # a config saved before the option existed loads with the old (summed) scale
+    old = {k: v for k, v in term.get_config().items() if k != "class_mean"}
+    assert SoftTargetCrossEntropy.from_config(old).class_mean is False

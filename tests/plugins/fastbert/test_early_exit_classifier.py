@@ -81,9 +81,33 @@ def test_keras_round_trip(model, batch, tmp_path):
     assert loaded.branch_dim == model.branch_dim == 16
     assert loaded.branch_pooling == model.branch_pooling
     assert [b.pooling for b in loaded.branches] == [model.branch_pooling] * 2
+    # the paper's branch by default, and it survives the round trip
+    assert model.branch_form == loaded.branch_form == "paper"
+    assert [b.form for b in loaded.branches] == ["paper"] * 2
     a, b = all_taps(model, batch), all_taps(loaded, batch)
     for k in a:
         np.testing.assert_allclose(a[k], b[k], atol=1e-5)
+
+
+def test_config_without_branch_form_loads_the_residual_branch(teacher, batch):
+    # A model saved before `branch_form` existed (kdplug 0.1) has no key: it
+    # is rebuilt with the residual branch it was trained with.
+    old = early_exit_bert(teacher, num_classes=2, branch_dropout=0.0,
+                          branch_form="residual")
+    config = keras.saving.serialize_keras_object(old)
+    del config["config"]["branch_form"]
+    rebuilt = keras.saving.deserialize_keras_object(config)
+    assert rebuilt.branch_form == "residual"
+    assert [b.form for b in rebuilt.branches] == ["residual"] * 2
+    rebuilt.set_weights(old.get_weights())
+    a, b = all_taps(old, batch), all_taps(rebuilt, batch)
+    for k in a:
+        np.testing.assert_allclose(a[k], b[k], atol=1e-6)
+    # today's default is the paper's branch: same weights, other outputs
+    paper = early_exit_bert(teacher, num_classes=2, branch_dropout=0.0)
+    paper.set_weights(old.get_weights())
+    assert not np.allclose(all_taps(paper, batch)["branch_logits/1"],
+                           a["branch_logits/1"], atol=1e-4)
 
 
 def test_speed_zero_runs_every_layer(model, batch):

@@ -42,6 +42,10 @@ def test_registered_and_config_validates():
     assert cfg.method_config.branch_dim == 128
     assert cfg.method_config.data == "unlabelled"
     assert cfg.method_config.curve_batch_sizes is None
+    assert cfg.method_config.branch_form == "paper"
+    assert FastBERTMethod.Config().branch_form == "paper"
+    with pytest.raises(ValueError, match="branch_form"):
+        FastBERTMethod.Config(branch_form="tanh")
     with pytest.raises(ValueError):
         FastBERTMethod.Config(branch_dim=0)
     with pytest.raises(ValueError, match="curve_speeds"):
@@ -54,6 +58,9 @@ def test_student_is_a_trainable_copy_of_the_teacher(teacher):
     method, student = build(teacher, branch_dim=8)
     assert isinstance(student, EarlyExitBertClassifier)
     assert student.branches[0].hidden_dim == 8
+    assert [b.form for b in student.branches] == ["paper"] * len(student.branches)
+    _, residual = build(teacher, branch_dim=8, branch_form="residual")
+    assert {b.form for b in residual.branches} == {"residual"}
     assert not student.non_trainable_weights  # frozen teacher config not reused
     for a, b in zip(teacher.weights, student.bert.weights):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
@@ -89,10 +96,16 @@ def test_self_distillation_trains_only_the_branches(teacher):
     assert losses[-1] < 0.5 * losses[0], losses
     for a, w in zip(bert_before, student.bert.weights):
         np.testing.assert_array_equal(a, w.numpy())
-    changed = [not np.allclose(a, w.numpy())
-               for a, w in zip(branch_before,
-                               [w for b in student.branches for w in b.weights])]
-    assert all(changed)
+    branch_weights = [w for b in student.branches for w in b.weights]
+    # Every branch weight trains. With the paper's tanh after the projection
+    # (inputs of the attention ~0.02 at BERT's initialisation) the scores
+    # q.k are second-order small, so the query / key weights move by ~1e-8
+    # only in these few steps: they must move, not by much.
+    for a, w in zip(branch_before, branch_weights):
+        if w.path.split("/")[-2] in ("query", "key"):
+            assert not np.array_equal(a, w.numpy()), w.path
+        else:
+            assert not np.allclose(a, w.numpy()), w.path
     # The branches now agree with the final classifier on most examples.
     taps = student.taps(x, ["branch_logits/2", "logits"])
     agree = np.mean(np.argmax(taps["branch_logits/2"], -1)
