@@ -81,7 +81,7 @@ class RunModels:
         return AnalysedModel(name or self.name, self.student, self.dataset)
 
 
-def load_run(run_dir, config_file=None, teacher=None):
+def load_run(run_dir, config_file=None, teacher=None, config=None):
     """Reloads a finished single-task run from its folder.
 
     The run's own resolved `config.yaml` is read; its relative paths start
@@ -96,12 +96,13 @@ def load_run(run_dir, config_file=None, teacher=None):
         config_file: the config file the run was started from (optional).
         teacher: `(model, tokenizer, key)` already loaded for another run
             with the same teacher (`analyze_runs` shares it).
+        config: the run's config, when the caller already read it.
 
     Returns:
         A `RunModels`.
     """
     run_dir = os.path.abspath(run_dir)
-    config = _run_config(run_dir, config_file)
+    config = config or _run_config(run_dir, config_file)
     if config.data.path.startswith("tfds:"):
         data_file = None
     else:
@@ -195,8 +196,9 @@ def analyze_runs(run_dirs, output_dir=None, config=None, config_files=None,
     config_files = list(config_files or [None] * len(run_dirs))
     teachers, runs = {}, []
     for run_dir, config_file in zip(run_dirs, config_files):
-        key = _teacher_key(_run_config(os.path.abspath(run_dir), config_file))
-        run = load_run(run_dir, config_file, teacher=teachers.get(key))
+        run_config = _run_config(os.path.abspath(run_dir), config_file)
+        key = _teacher_key(run_config)
+        run = load_run(run_dir, teacher=teachers.get(key), config=run_config)
         teachers.setdefault(key, (run.teacher, run.encoder.tokenizer, key))
         runs.append(run)
     config = _merge(config or runs[0].config.analysis or AnalysisConfig(), overrides)
