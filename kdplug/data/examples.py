@@ -64,10 +64,7 @@ class Examples:
         if not np.issubdtype(labels.dtype, np.integer):
             return self.select(np.sort(rng.choice(len(self), n, replace=False)))
         classes, counts = np.unique(labels, return_counts=True)
-        exact = counts * n / len(self)
-        shares = np.floor(exact).astype(int)
-        order = np.argsort(-(exact - shares), kind="stable")
-        shares[order[:n - shares.sum()]] += 1
+        shares = stratified_shares(counts, n)
         picked = [
             rng.choice(np.flatnonzero(labels == c), k, replace=False)
             for c, k in zip(classes, shares)
@@ -83,6 +80,22 @@ class Examples:
             None if self.pairs is None else self.pairs + other.pairs,
             self.source,
         )
+
+
+def stratified_shares(counts, n):
+    """How many of `n` draws each class gets, in proportion to its `counts`:
+    the floors of the exact shares, then one more for the largest
+    remainders (ties: the earlier class) until they add up to `n`.
+
+    >>> stratified_shares(np.array([4, 2]), 3).tolist()
+    [2, 1]
+    """
+    counts = np.asarray(counts)
+    exact = counts * n / counts.sum()
+    shares = np.floor(exact).astype(int)
+    order = np.argsort(-(exact - shares), kind="stable")
+    shares[order[:n - shares.sum()]] += 1
+    return shares
 
 
 def examples_fingerprint(examples):

@@ -26,6 +26,7 @@ from kdplug.analysis.probing.syntactic import SubjectNumber
 from kdplug.analysis.probing.syntactic import Tense
 from kdplug.analysis.probing.syntactic import TopConstituents
 from kdplug.analysis.probing.syntactic import TreeDepth
+from kdplug.data.examples import stratified_shares
 from kdplug.errors import ConfigError
 from kdplug.errors import DataError
 from kdplug.errors import KdplugError
@@ -116,12 +117,8 @@ def _stratified_cap(labels, max_examples, rng):
     for i, label in enumerate(labels):
         by_label[label].append(i)
     names = sorted(by_label)
-    total = len(labels)
-    quotas = {k: max_examples * len(by_label[k]) / total for k in names}
-    counts = {k: int(math.floor(q)) for k, q in quotas.items()}
-    left = max_examples - sum(counts.values())
-    for k in sorted(names, key=lambda k: -(quotas[k] - counts[k]))[:left]:
-        counts[k] += 1
+    shares = stratified_shares([len(by_label[k]) for k in names], max_examples)
+    counts = dict(zip(names, shares.tolist()))
     keep = []
     for k in names:
         keep.extend(rng.choice(by_label[k], size=counts[k], replace=False).tolist())
