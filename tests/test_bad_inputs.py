@@ -249,6 +249,17 @@ CASES = [
      ["x.yaml", "training.learning_rate"]),
     ("run-output-dir", args("run", "{root}/ok.yaml", "--output-dir", "runs/{nmae}"),
      ["--output-dir", "{nmae}"]),
+    # ------------------------------------------------------- early stopping
+    ("early-stopping-monitor", config(training__early_stopping={"monitor": "accuracy"}),
+     ["x.yaml", "training.early_stopping", "val_accuracy"]),
+    ("early-stopping-key", config(training__early_stopping={"patiense": 2}),
+     ["x.yaml", "training.early_stopping.patiense", "patience"]),
+    ("early-stopping-no-dev", config(training__early_stopping=True,
+                                     data__validation_split=None),
+     ["x.yaml", "training.early_stopping", "data.validation_split"]),
+    ("early-stopping-teacher-stages", config(
+        teacher__finetune={"early_stopping": {"stages": ["distill"]}}),
+     ["x.yaml", "teacher.finetune", "stages"]),
     # ------------------------------------------------- the analysis section
     ("analysis-unknown-key", config(analysis={"probng": {}}),
      ["x.yaml", "analysis.probng", "probing"]),

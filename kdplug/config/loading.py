@@ -134,6 +134,7 @@ def config_from_dict(data, file=None, plugin_manager=None):
         top.augment, plugin_manager.augmenters, file,
         resolve_path=config.resolve_path,
     )
+    _check_early_stopping(config)
     check = getattr(method_cls, "check_config", None)
     if callable(check):  # checks across sections (a Method's or a duck-typed plugin's)
         check(config)
@@ -220,6 +221,20 @@ def parse_analysis(value, file=None, path="analysis"):
         return AnalysisConfig(**parsed)
     except ValueError as e:
         raise ConfigError(str(e), file, path) from None
+
+
+def _check_early_stopping(config):
+    """Early stopping needs a validation split to watch."""
+    finetune = config.teacher.finetune
+    for field, section in (
+            ("training.early_stopping", config.training.early_stopping),
+            ("teacher.finetune.early_stopping",
+             finetune.early_stopping if finetune else None)):
+        if section is not None and config.data.validation_split is None:
+            raise ConfigError(
+                "early stopping watches the validation split, and "
+                "data.validation_split is null; name the split (e.g. dev) or "
+                f"remove {field}", config.file, field)
 
 
 def _switchable(cls, value, path, file):

@@ -79,6 +79,9 @@ def coerce(hint, value, path, file):
     if origin in (typing.Union, types.UnionType):
         if value is None and type(None) in args:
             return None
+        if value is False and type(None) in args and any(
+                dataclasses.is_dataclass(a) for a in args):
+            return None  # an optional section switched off
         options = [a for a in args if a is not type(None)]
         if len(options) == 1:  # Optional[X]: X's own error, at its own field
             return coerce(options[0], value, path, file)
@@ -109,7 +112,8 @@ def coerce(hint, value, path, file):
             raise ConfigError("expected a mapping", file, path, value)
         return value
     if dataclasses.is_dataclass(hint):
-        return parse(hint, value, path, file)
+        # a section written `true` means its defaults (`early_stopping: true`)
+        return parse(hint, {} if value is True else value, path, file)
     if isinstance(hint, type) and hasattr(hint, "from_data"):
         return hint.from_data(value, path, file)  # a PluginRef (kdplug.config.refs)
     if hint is bool:

@@ -54,14 +54,58 @@ class DataConfig:
 
 
 @dataclasses.dataclass
+class EarlyStoppingConfig:
+    """`early_stopping:`: keep the epoch with the best validation value and
+    stop when it has not improved for `patience` epochs (`epochs` is then a
+    maximum). The best epoch's weights are restored at the end, so they are
+    what is evaluated and exported.
+
+    `monitor` is a value logged on the validation split (`val_accuracy`,
+    `val_loss`, `val_<term>`); `mode: auto` minimises values whose name holds
+    `loss` (or `mse`) and maximises the others. `patience: null` never stops
+    early (only the best epoch is kept). `stages` (students only) names the
+    method's stages it applies to; default the last stage, the one that
+    trains the prediction head (an intermediate-layer stage's accuracy is not
+    meaningful)."""
+
+    monitor: str = "val_accuracy"
+    mode: Literal["auto", "max", "min"] = "auto"
+    patience: Optional[PositiveInt] = 2
+    min_delta: Annotated[float, Range(0.0, 1e9)] = 0.0
+    stages: Optional[List[str]] = None
+
+    def __post_init__(self):
+        if not self.monitor.startswith("val_"):
+            raise ValueError(
+                f"monitor {self.monitor!r} is not a validation value; early "
+                f"stopping watches the validation split (did you mean "
+                f"'val_{self.monitor}'?)")
+
+    @property
+    def maximize(self):
+        if self.mode != "auto":
+            return self.mode == "max"
+        return not any(word in self.monitor for word in ("loss", "mse", "error"))
+
+
+@dataclasses.dataclass
 class FinetuneConfig:
-    """Fine-tuning the teacher on the task before distillation (cached)."""
+    """Fine-tuning the teacher on the task before distillation (cached).
+
+    With `early_stopping`, `epochs` is the most the teacher trains (the
+    best epoch on the validation split is kept)."""
 
     epochs: Epochs = 1
     batch_size: BatchSize = 32
     learning_rate: LearningRate = 5e-5
     warmup_ratio: Fraction = 0.1
     cache_dir: Optional[str] = None
+    early_stopping: Optional[EarlyStoppingConfig] = None
+
+    def __post_init__(self):
+        if self.early_stopping is not None and self.early_stopping.stages:
+            raise ValueError("early_stopping.stages names a student's stages; the "
+                             "teacher's fine-tuning has one")
 
 
 @dataclasses.dataclass
@@ -157,6 +201,8 @@ class TrainingConfig:
     mixed_precision: Optional[Literal["mixed_float16", "mixed_bfloat16"]] = None
     # Loss-term weight / temperature schedules, every stage (term_schedule.py).
     schedules: List[ScheduleConfig] = dataclasses.field(default_factory=list)
+    # Keep the best epoch on the validation split, stop when it stalls.
+    early_stopping: Optional[EarlyStoppingConfig] = None
 
 
 @dataclasses.dataclass

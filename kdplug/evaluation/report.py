@@ -79,5 +79,22 @@ def summary_markdown(report):
     for stage, hist in report["history"].items():
         final = ", ".join(f"{k} {v[-1]:.4f}" for k, v in sorted(hist.items()))
         lines.append(f"- **{stage}** ({len(next(iter(hist.values()), []))} epochs): {final}")
+        best = (report.get("early_stopping") or {}).get(stage)
+        if best:
+            lines.append("  " + best_epoch_text(best))
+    finetune = (report["teacher"].get("finetune") or {}).get("early_stopping")
+    if finetune:
+        lines.append("- **teacher fine-tuning**: " + best_epoch_text(finetune))
     lines.append("")
     return "\n".join(lines)
+
+
+def best_epoch_text(best):
+    """One line on early stopping (`KeepBestEpoch.summary()`)."""
+    if best.get("best_epoch") is None:
+        return f"early stopping on {best['monitor']}: no epoch finished"
+    stopped = ("stopped early" if best["stopped_early"]
+               else "ran every epoch")
+    return (f"kept epoch {best['best_epoch']} of {best['epochs_run']} "
+            f"({best['monitor']} {best['best_value']:.4f}, {best['mode']}; "
+            f"{stopped})")

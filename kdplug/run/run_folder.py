@@ -149,8 +149,13 @@ def changed_fields(old, new, prefix=""):
     """`["training.learning_rate: 0.0001 -> 0.001", ...]` between two
     settings dicts (dotted paths, sorted).
 
+    A key missing on one side and null on the other is unchanged (an
+    option added to kdplug since the run, left unset).
+
     >>> changed_fields({"a": {"b": 1, "c": 2}}, {"a": {"b": 1, "c": 3}, "d": 4})
     ['a.c: 2 -> 3', 'd: (not set) -> 4']
+    >>> changed_fields({"a": 1}, {"a": 1, "new_option": None})
+    []
     """
     out = []
     for key in sorted(set(old) | set(new), key=str):
@@ -158,7 +163,7 @@ def changed_fields(old, new, prefix=""):
         a, b = old.get(key, _UNSET), new.get(key, _UNSET)
         if isinstance(a, dict) and isinstance(b, dict):
             out += changed_fields(a, b, prefix=f"{path}.")
-        elif a != b:
+        elif a != b and not _unset_both(a, b):
             out.append(f"{path}: {_shown(a)} -> {_shown(b)}")
     return out
 
@@ -170,6 +175,11 @@ def ways_out(path):
 
 
 _UNSET = object()
+
+
+def _unset_both(a, b):
+    """Missing on one side, null on the other: an option added since, unset."""
+    return (a is _UNSET and b is None) or (a is None and b is _UNSET)
 
 
 def _shown(value):

@@ -18,6 +18,7 @@ from kdplug.run.teacher_setup import EVAL_BATCH_SIZE
 from kdplug.run.teacher_setup import TeacherSetup
 from kdplug.storage import format_size
 from kdplug.teacher.output_cache import TeacherCache
+from kdplug.training.callbacks.keep_best_epoch import check_early_stopping
 from kdplug.training.term_schedule import check_schedules
 
 
@@ -63,6 +64,7 @@ class SingleTaskRunner(Runner):
             stages = method.stages(teacher, student)
         kind.pretrained_weights = None  # drop the host copy (init: pretrained)
         check_schedules(cfg.training.schedules, stages, cfg.file)
+        check_early_stopping(cfg.training.early_stopping, stages, cfg.file)
         # A siamese student on WordPiece ids reads each sentence on its own.
         encoder = TeacherSetup(ctx).encoder(tokenizer, needs_pair_inputs(student))
         outputs, cache_info = self.teacher_outputs(teacher, encoder, train, stages)
@@ -76,12 +78,15 @@ class SingleTaskRunner(Runner):
         test_ds = self._eval_dataset(encoder, words, splits["test"])
         runner = StageRunner(ctx)
         histories = {stage.name: runner.run(index, stage, student, teacher, train_ds,
-                                            val_ds, tokenizer=tokenizer)
+                                            val_ds, tokenizer=tokenizer,
+                                            last=index == len(stages) - 1)
                      for index, stage in enumerate(stages)}
         with ctx.timers("evaluation"):
             report = self.evaluate(teacher, student, test_ds, len(splits["test"]))
         report["history"] = {name: h.epochs for name, h in histories.items()}
         report["step_history"] = {name: h.steps for name, h in histories.items()}
+        report["early_stopping"] = {name: h.best for name, h in histories.items()
+                                    if h.best}
         extra_eval = method.evaluate(student, test_ds, ctx.run_dir)
         if extra_eval:
             report["method_evaluation"] = extra_eval

@@ -15,6 +15,7 @@ from kdplug.run.run_folder import ways_out
 from kdplug.students.utils import force_trainable
 from kdplug.teacher.pipeline import TeacherPipeline
 from kdplug.teacher.pipeline import carries_taps
+from kdplug.training.callbacks import KeepBestEpoch
 from kdplug.training.callbacks import ResumableBackup
 from kdplug.training.callbacks import RunHistory
 from kdplug.training.callbacks import StopOnNaN
@@ -64,7 +65,7 @@ class StageRunner:
         self.context = context
 
     def run(self, index, stage, student, teacher, train_ds, val_ds, tokenizer=None,
-            metrics=None):
+            metrics=None, last=True):
         """Trains (or reloads) one stage; returns its `StageHistory`.
 
         Args:
@@ -78,6 +79,8 @@ class StageRunner:
                 inputs (`data: unlabelled` + a masked-LM term).
             metrics: Keras metrics on the student's logits and the labels;
                 None means accuracy, `()` none (e.g. multi-task students).
+            last: whether this is the run's last stage (where
+                `training.early_stopping` applies unless it names stages).
         """
         ctx = self.context
         tag = f"{index + 1:02d}-{stage.name}"
@@ -133,6 +136,9 @@ class StageRunner:
         # kill in between resumes at an epoch the history forgets again.
         callbacks = [history, StopOnNaN(stage.name, backup),
                      keras.callbacks.TensorBoard(ctx.path("tensorboard", tag))]
+        best = self._early_stopping(stage, tag, student, val_ds, last)
+        if best is not None:  # before the backup: its state is written first
+            callbacks.insert(1, best)
         if not custom_loop:  # the custom loop checkpoints itself
             callbacks.insert(1, ResumableBackup(backup, stage.name))
         callbacks.extend(progress_lines(stage.name, cfg.verbose))
@@ -165,14 +171,34 @@ class StageRunner:
         ctx.log.info("stage %s: done, %d optimizer steps", stage.name,
                      int(distiller.optimizer.iterations.numpy()))
         result = StageHistory(history.epoch_history(), history.steps,
-                              settings=ctx.settings_fingerprint)
+                              settings=ctx.settings_fingerprint,
+                              best=best.summary() if best is not None else None)
         if ctx.is_chief:
             result.save(history_file)
             save_term_weights(stage.terms, ctx.path("stages", f"{tag}.terms.npz"))
             storage.save_weights(student, done)  # written last: marks it finished
             if os.path.exists(history.path):
                 os.remove(history.path)
+            if best is not None:
+                best.cleanup()
         return result
+
+    def _early_stopping(self, stage, tag, student, val_ds, last):
+        """`KeepBestEpoch` for a stage `training.early_stopping` covers (its
+        `stages`, default the last one), else None."""
+        ctx = self.context
+        cfg = ctx.config.training.early_stopping
+        if cfg is None or (stage.name not in cfg.stages if cfg.stages else not last):
+            return None
+        if val_ds is None:
+            raise ConfigError(
+                "early stopping watches the validation split, and this run has "
+                "none; set data.validation_split (or remove training.early_stopping)",
+                ctx.config.file, "training.early_stopping")
+        return KeepBestEpoch(
+            ctx.path("backup", f"{tag}.best"), cfg.monitor, maximize=cfg.maximize,
+            patience=cfg.patience, min_delta=cfg.min_delta, model=student,
+            stage=stage.name, file=ctx.config.file)
 
     def _pipelined(self, distiller, teacher, train_ds, val_ds):
         """`teacher.pipeline:`: the online teacher's taps computed in the
@@ -198,7 +224,8 @@ class StageHistory:
     """What a stage logged: `epochs` (`{key: [value per epoch]}`, like Keras'
     `History.history`) and `steps` (`{"step": [...], "epoch": [...], key:
     [...]}`, every `log_every_steps` optimizer steps), and the fingerprint of
-    the settings that trained it (`settings`).
+    the settings that trained it (`settings`), and with early stopping the
+    best epoch (`best`: `KeepBestEpoch.summary()`).
 
     Examples:
 
@@ -208,21 +235,23 @@ class StageHistory:
     ```
     """
 
-    def __init__(self, epochs=None, steps=None, settings=None):
+    def __init__(self, epochs=None, steps=None, settings=None, best=None):
         self.epochs = dict(epochs or {})
         self.steps = dict(steps or {})
         self.settings = settings
+        self.best = best
 
     @classmethod
     def load(cls, path):
         """The history recorded with a finished stage (empty, with no
         settings, when there is none: a stage finished by kdplug 0.1)."""
         data = storage.read_json(path) or {}
-        return cls(data.get("epochs"), data.get("steps"), data.get("settings"))
+        return cls(data.get("epochs"), data.get("steps"), data.get("settings"),
+                   data.get("best"))
 
     def save(self, path):
         storage.write_json(path, {"settings": self.settings, "epochs": self.epochs,
-                                  "steps": self.steps})
+                                  "steps": self.steps, "best": self.best})
 
 
 def save_term_weights(terms, path):

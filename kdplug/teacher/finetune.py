@@ -8,6 +8,7 @@ import time
 import numpy as np
 
 from kdplug import storage
+from kdplug.errors import ConfigError
 from kdplug.errors import TrainingError
 from kdplug.run.console import keras_verbosity
 from kdplug.run.console import progress_lines
@@ -17,11 +18,11 @@ from kdplug.storage import fingerprint_path
 from kdplug.teacher.cache_admin import TEACHER_INFO as INFO
 from kdplug.teacher.cache_admin import TEACHER_WEIGHTS as WEIGHTS
 from kdplug.teacher.objectives import ClassificationObjective
+from kdplug.training.callbacks.keep_best_epoch import KeepBestEpoch
 from kdplug.training.callbacks.stop_on_nan import StopOnNaN
 from kdplug.training.optimizers import make_optimizer
 
 log = logging.getLogger(__name__)
-
 
 
 def all_finite(model):
@@ -68,6 +69,10 @@ class TeacherFinetuner:
             data_path = fingerprint_path(cfg.resolve_path(data_path))
         ft = dict(vars(cfg.teacher.finetune))
         ft.pop("cache_dir")
+        if ft["early_stopping"] is None:  # keys from before the option stay valid
+            ft.pop("early_stopping")
+        else:
+            ft["early_stopping"] = vars(ft["early_stopping"])
         return self.objective.key(fingerprint({
             "teacher": fingerprint_path(self.source),
             "dropout": cfg.teacher.dropout,
@@ -114,15 +119,18 @@ class TeacherFinetuner:
             metrics=self.objective.metrics() or None,
             jit_compile=jit_compile,
         )
-        log.info("teacher: fine-tuning (%s) for %d epoch(s), %d steps",
-                 self.objective.name, ft.epochs, steps)
+        best = self._early_stopping(val_ds)
+        log.info("teacher: fine-tuning (%s) for %s%d epoch(s), %d steps",
+                 self.objective.name, "at most " if best else "", ft.epochs, steps)
         start = time.perf_counter()
         history = teacher.fit(
             train_ds, epochs=ft.epochs,
+            validation_data=val_ds if best else None,
             verbose=keras_verbosity(self.config.training.verbose),
             shuffle=False,  # the dataset reshuffles itself every epoch
             callbacks=[StopOnNaN("teacher fine-tuning",
                                  learning_rate_field="teacher.finetune.learning_rate"),
+                       *([best] if best else []),
                        *progress_lines("teacher fine-tuning",
                                        self.config.training.verbose)],
         )
@@ -133,9 +141,31 @@ class TeacherFinetuner:
                 "Nothing was cached.")
         info = {"seconds": time.perf_counter() - start,
                 **self.objective.info(history.history, teacher, val_ds)}
+        if best:
+            info["early_stopping"] = best.summary()
+            best.cleanup()
         storage.mark_entry(self.cache_dir, "teacher", os.path.basename(self.cache_dir),
                            source=str(self.source))
         storage.save_weights(teacher, self.weights_path, include_optimizer=False)
         storage.write_json(info_path, info, indent=None)  # written last
         log.info("teacher: cached fine-tuned weights in %s", self.cache_dir)
         return dict(info, cached=False)
+
+    def _early_stopping(self, val_ds):
+        """`KeepBestEpoch` for `teacher.finetune.early_stopping` (None
+        without it); its files live next to the cache entry until the
+        weights are cached."""
+        cfg = self.config.teacher.finetune.early_stopping
+        if cfg is None:
+            return None
+        if val_ds is None:
+            raise ConfigError(
+                "early stopping watches the validation split, and this run has "
+                "none; set data.validation_split (or remove "
+                "teacher.finetune.early_stopping)",
+                self.config.file, "teacher.finetune.early_stopping")
+        return KeepBestEpoch(
+            os.path.join(self.cache_dir, "early_stopping"), cfg.monitor, maximize=cfg.maximize,
+            patience=cfg.patience, min_delta=cfg.min_delta,
+            stage="teacher fine-tuning", file=self.config.file,
+            field="teacher.finetune.early_stopping.monitor")

@@ -1,5 +1,6 @@
 """Keras callbacks used by kdplug runs (one class per module)."""
 
+from kdplug.training.callbacks.keep_best_epoch import KeepBestEpoch
 from kdplug.training.callbacks.progress_line import ProgressLine
 from kdplug.training.callbacks.resumable_backup import ResumableBackup
 from kdplug.training.callbacks.run_history import RunHistory

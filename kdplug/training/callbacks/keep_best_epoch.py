@@ -1,0 +1,182 @@
+"""`KeepBestEpoch`: early stopping that keeps, restores and reports the best
+epoch, and survives an interrupted run."""
+
+import logging
+import math
+import os
+import shutil
+import warnings
+
+import keras
+
+from kdplug import storage
+from kdplug.errors import ConfigError
+from kdplug.errors import did_you_mean
+
+log = logging.getLogger(__name__)
+
+STATE = "state.json"
+WEIGHTS = "best.weights.h5"
+
+
+class KeepBestEpoch(keras.callbacks.Callback):
+    """Keeps the weights of the epoch with the best validation value, stops
+    training after `patience` epochs without improvement and restores the
+    best weights when training ends.
+
+    Unlike `keras.callbacks.EarlyStopping(restore_best_weights=True)`, the
+    best weights and every epoch's value live on disk (`folder/`), so a run
+    killed and resumed (`ResumableBackup`) still restores the best epoch of
+    the whole stage, not of the resumed part; the weights kept are those of
+    `model` (for a `Distiller`: the student alone, not the frozen teacher);
+    and `summary()` says which epoch won, for the report. An improvement is
+    a value better than the best so far by more than `min_delta`; a NaN is
+    never one. The best weights are restored even when training ran every
+    epoch (the last epoch is not always the best).
+
+    Args:
+        folder: a folder used only by this callback (removed by `cleanup()`).
+        monitor: a key of the epoch logs, e.g. `"val_accuracy"`.
+        maximize: bool. Whether larger values are better.
+        patience: int or None. Epochs without improvement before training
+            stops; None never stops early.
+        min_delta: float >= 0.
+        model: the model whose weights are kept and restored (default: the
+            model being trained).
+        stage: the stage name, for messages.
+        field: the config field, for errors (`training.early_stopping.monitor`).
+        file: the config file, for errors.
+
+    Examples:
+
+    ```python
+    best = KeepBestEpoch("runs/x/backup/02-distill.best", "val_accuracy",
+                         maximize=True, patience=2, model=student)
+    distiller.fit(train_ds, validation_data=val_ds, epochs=10, callbacks=[best])
+    best.summary()  # {"best_epoch": 4, "best_value": 0.87, "stopped_early": True, ...}
+    ```
+    """
+
+    def __init__(self, folder, monitor="val_accuracy", maximize=True, patience=2,
+                 min_delta=0.0, model=None, stage="train",
+                 field="training.early_stopping.monitor", file=None):
+        super().__init__()
+        self.folder = folder
+        self.monitor = monitor
+        self.maximize = bool(maximize)
+        self.patience = patience
+        self.min_delta = float(min_delta)
+        self.kept = model
+        self.stage = stage
+        self.field = field
+        self.file = file
+        self.values = {}  # epoch (0-based) -> value
+        self.last_epoch = None
+        self.stopped_early = False
+
+    # ------------------------------------------------------------ state
+    @property
+    def weights_path(self):
+        return os.path.join(self.folder, WEIGHTS)
+
+    @property
+    def best_epoch(self):
+        """The 0-based epoch with the best value so far (None before any)."""
+        best = None
+        for epoch in sorted(self.values):
+            value = self.values[epoch]
+            if math.isnan(value):
+                continue
+            if best is None or self._better(value, self.values[best]):
+                best = epoch
+        return best
+
+    def _better(self, value, than):
+        if self.maximize:
+            return value > than + self.min_delta
+        return value < than - self.min_delta
+
+    def _target(self):
+        return self.kept if self.kept is not None else self.model
+
+    # -------------------------------------------------------- callbacks
+    def on_train_begin(self, logs=None):
+        state = storage.read_json(os.path.join(self.folder, STATE)) or {}
+        if state.get("monitor") == self.monitor and os.path.isfile(self.weights_path):
+            self.values = {int(k): float(v) for k, v in state["values"].items()}
+            log.info("stage %s: early stopping resumes with %d recorded epoch(s)",
+                     self.stage, len(self.values))
+        else:
+            self.values = {}
+        self.stopped_early = False
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs or {}
+        if self.monitor not in logs:
+            raise ConfigError(
+                f"stage {self.stage!r} does not log {self.monitor!r} on the "
+                f"validation split; it logs: "
+                f"{', '.join(sorted(k for k in logs if k.startswith('val_'))) or 'none'}",
+                self.file, self.field, self.monitor)
+        value = float(logs[self.monitor])
+        self.values = {e: v for e, v in self.values.items() if e < epoch}
+        self.values[epoch] = value
+        self.last_epoch = epoch
+        best = self.best_epoch
+        if best == epoch:  # weights first: the state names only kept epochs
+            storage.save_weights(self._target(), self.weights_path,
+                                 include_optimizer=False)
+        storage.write_json(os.path.join(self.folder, STATE), {
+            "monitor": self.monitor, "values": self.values})
+        waited = epoch - (best if best is not None else -1)
+        if self.patience is not None and waited >= self.patience:
+            self.stopped_early = True
+            self.model.stop_training = True
+            log.info("stage %s: early stopping after epoch %d (%s has not improved "
+                     "for %d epoch(s); best %.4f at epoch %s)", self.stage,
+                     epoch + 1, self.monitor, waited,
+                     self.values[best] if best is not None else float("nan"),
+                     best + 1 if best is not None else "none")
+
+    def on_train_end(self, logs=None):
+        best = self.best_epoch
+        if best is None or not os.path.isfile(self.weights_path):
+            return
+        if best != self.last_epoch:
+            with warnings.catch_warnings():  # kept without the optimizer's state
+                warnings.filterwarnings("ignore", "Skipping variable loading for optimizer")
+                self._target().load_weights(self.weights_path)
+            log.info("stage %s: restored the best epoch, %d (%s %.4f)", self.stage,
+                     best + 1, self.monitor, self.values[best])
+
+    # ---------------------------------------------------------- results
+    def summary(self):
+        """`{"monitor", "mode", "best_epoch" (1-based), "best_value",
+        "epochs_run", "stopped_early", "values"}` (None values before any
+        epoch)."""
+        best = self.best_epoch
+        return {
+            "monitor": self.monitor,
+            "mode": "max" if self.maximize else "min",
+            "best_epoch": None if best is None else best + 1,
+            "best_value": None if best is None else self.values[best],
+            "epochs_run": len(self.values),
+            "stopped_early": self.stopped_early,
+            "values": [self.values[e] for e in sorted(self.values)],
+        }
+
+    def cleanup(self):
+        """Removes the kept weights and state (after the stage is saved)."""
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def check_early_stopping(config, stages, file=None):
+    """Raises `ConfigError` when `early_stopping.stages` names a stage the
+    method does not have (`config`: an `EarlyStoppingConfig` or None)."""
+    names = [stage.name for stage in stages]
+    for i, name in enumerate((config.stages or []) if config else []):
+        if name not in names:
+            raise ConfigError(
+                f"no stage {name!r} in this method{did_you_mean(name, names)}; its "
+                f"stages: {', '.join(names)}",
+                file, f"training.early_stopping.stages[{i}]", name)

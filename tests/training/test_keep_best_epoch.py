@@ -1,0 +1,151 @@
+"""`KeepBestEpoch`: the best epoch by hand-picked values, restored, resumed,
+and early stopping end to end (a toy `kdplug run` and teacher fine-tuning)."""
+
+import math
+
+import keras
+import numpy as np
+import pytest
+
+from kdplug import storage
+from kdplug.config import load_config
+from kdplug.errors import ConfigError
+from kdplug.run.experiment import Experiment
+from kdplug.testing.toy_config import write_toy_config
+from kdplug.training.callbacks import KeepBestEpoch
+
+
+def constant_model():
+    model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
+    return model
+
+
+def play(callback, model, values, resume_at=0):
+    """Drives the callback like `fit` would: before each epoch's end the
+    weights become the epoch number, so restored weights name their epoch.
+    Returns the epochs that ran (stopping early ends the loop)."""
+    callback.set_model(model)
+    model.stop_training = False
+    callback.on_train_begin()
+    ran = []
+    for epoch in range(resume_at, len(values)):
+        model.set_weights([np.full((1, 1), epoch, "float32"), np.zeros(1, "float32")])
+        callback.on_epoch_end(epoch, {"val_accuracy": values[epoch],
+                                      "val_loss": -values[epoch]})
+        ran.append(epoch)
+        if model.stop_training:
+            break
+    callback.on_train_end()
+    return ran
+
+
+def kept_epoch(model):
+    return int(model.get_weights()[0][0, 0])
+
+
+def test_stops_after_patience_and_restores_the_best_epoch(tmp_path):
+    model = constant_model()
+    best = KeepBestEpoch(str(tmp_path / "best"), "val_accuracy", maximize=True,
+                         patience=2)
+    # best at epoch index 1 (0.7); 0.6 and 0.65 do not beat it -> stop after index 3
+    ran = play(best, model, [0.5, 0.7, 0.6, 0.65, 0.9])
+    assert ran == [0, 1, 2, 3]
+    assert kept_epoch(model) == 1
+    summary = best.summary()
+    assert summary == {"monitor": "val_accuracy", "mode": "max", "best_epoch": 2,
+                       "best_value": 0.7, "epochs_run": 4, "stopped_early": True,
+                       "values": [0.5, 0.7, 0.6, 0.65]}
+
+
+def test_min_mode_min_delta_and_nan(tmp_path):
+    model = constant_model()
+    best = KeepBestEpoch(str(tmp_path / "best"), "val_loss", maximize=False,
+                         patience=None, min_delta=0.05)
+    # -0.5, then -0.53 (better by 0.03 < min_delta: not an improvement), NaN
+    # (never one), -0.6 (better by 0.1): the kept epoch is index 3
+    play(best, model, [0.5, 0.53, math.nan, 0.6, 0.62])
+    assert kept_epoch(model) == 3
+    assert best.summary()["best_value"] == -0.6
+    assert best.summary()["stopped_early"] is False  # patience None never stops
+
+
+def test_the_last_epoch_best_keeps_the_weights_in_place(tmp_path):
+    model = constant_model()
+    best = KeepBestEpoch(str(tmp_path / "best"), "val_accuracy", patience=3)
+    play(best, model, [0.1, 0.2, 0.3])
+    assert kept_epoch(model) == 2 and best.summary()["best_epoch"] == 3
+
+
+def test_a_resumed_stage_remembers_the_epochs_before_the_kill(tmp_path):
+    folder = str(tmp_path / "best")
+    first = KeepBestEpoch(folder, "val_accuracy", patience=2)
+    model = constant_model()
+    values = [0.5, 0.8, 0.6, 0.7, 0.4]
+    first.set_model(model)
+    first.on_train_begin()
+    for epoch in range(2):  # killed after epoch index 1: no on_train_end
+        model.set_weights([np.full((1, 1), epoch, "float32"), np.zeros(1, "float32")])
+        first.on_epoch_end(epoch, {"val_accuracy": values[epoch]})
+    resumed = KeepBestEpoch(folder, "val_accuracy", patience=2)
+    other = constant_model()
+    ran = play(resumed, other, values, resume_at=2)
+    assert ran == [2, 3]  # two epochs without beating index 1's 0.8
+    assert kept_epoch(other) == 1  # restored from the first process's file
+    assert resumed.summary()["values"] == [0.5, 0.8, 0.6, 0.7]
+    resumed.cleanup()
+    assert not (tmp_path / "best").exists()
+
+
+def test_a_monitor_the_stage_does_not_log_names_what_it_logs(tmp_path):
+    best = KeepBestEpoch(str(tmp_path / "best"), "val_f1", file="x.yaml")
+    best.set_model(constant_model())
+    best.on_train_begin()
+    with pytest.raises(ConfigError) as info:
+        best.on_epoch_end(0, {"loss": 1.0, "val_loss": 1.0, "val_accuracy": 0.5})
+    message = str(info.value)
+    assert "x.yaml: training.early_stopping.monitor" in message
+    assert "does not log 'val_f1'" in message and "val_accuracy, val_loss" in message
+
+
+@pytest.mark.slow
+def test_early_stopping_run_keeps_the_best_epoch_and_reports_it(tmp_path):
+    """A toy `kd` run with a learning rate high enough to wobble: the saved
+    student's validation accuracy is the best epoch's, which the summary
+    names; the teacher's fine-tuning keeps its best epoch too."""
+    import keras_hub  # noqa: F401  (registers the preset classes)
+
+    from kdplug.run import RunContext
+    from kdplug.run import TeacherSetup
+    from kdplug.data import read_splits
+    from kdplug.evaluation.measure import accuracy
+
+    path = write_toy_config(
+        tmp_path, {"name": "kd", "temperature": 2.0, "alpha": 0.5},
+        teacher={"finetune": {"epochs": 3, "batch_size": 16, "learning_rate": 3e-3,
+                              "early_stopping": {"patience": 1}}},
+        training={"epochs": 5, "early_stopping": {"patience": 2}},
+        student={"kind": "truncated", "layers": [1]}, export=False)
+    config = load_config(path)
+    report = Experiment(config).run()
+    best = report["early_stopping"]["distill"]
+    values = report["history"]["distill"]["val_accuracy"]
+    assert best["values"] == pytest.approx(values)
+    assert best["best_value"] == pytest.approx(max(values))
+    assert values.index(max(values)) + 1 == best["best_epoch"]
+    assert best["epochs_run"] == len(values) <= 5
+    summary = open(tmp_path / "runs" / "toy" / "summary.md").read()
+    assert f"kept epoch {best['best_epoch']} of {best['epochs_run']}" in summary
+    # the exported student is the best epoch's: same validation accuracy
+    student = keras.saving.load_model(tmp_path / "runs" / "toy" / "student.keras")
+    context = RunContext.create(config)
+    splits = read_splits(config.data, config.resolve_path, seed=config.seed)
+    teacher, tokenizer, _ = TeacherSetup(context).load(config.data.num_classes)
+    val_ds = TeacherSetup(context).encoder(tokenizer).dataset(splits["validation"], 64)
+    assert accuracy(student, val_ds) == pytest.approx(best["best_value"], abs=1e-6)
+    teacher_best = report["teacher"]["finetune"]["early_stopping"]
+    assert 1 <= teacher_best["best_epoch"] <= teacher_best["epochs_run"] <= 3
+    assert report["teacher"]["finetune"]["validation_accuracy"] == pytest.approx(
+        teacher_best["best_value"], abs=1e-6)
+    assert not (tmp_path / "runs" / "toy" / "backup" / "01-distill.best").exists()
+    assert storage.read_json(str(tmp_path / "runs" / "toy" / "stages" /
+                                 "01-distill.history.json"))["best"] == best
