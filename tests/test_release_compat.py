@@ -29,7 +29,9 @@ ADDED_SINCE_0_1 = {"cache.disk_budget_gb": 20.0,
                    "analysis": False,  # issue #18: kdplug analyze
                    # issue #20: best epoch on dev, off unless asked
                    "training.early_stopping": None,
-                   "teacher.finetune.early_stopping": None}
+                   "teacher.finetune.early_stopping": None,
+                   # issue #20: one teacher for several student seeds
+                   "teacher.finetune.seed": None}
 # Shipped configs changed on purpose since 0.1: {config: {field: (0.1, now)}}.
 CHANGED_SINCE_0_1 = {
     # issue #21: TinyBERT's taps are cached and streamed within a disk budget

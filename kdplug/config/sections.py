@@ -93,7 +93,10 @@ class FinetuneConfig:
     """Fine-tuning the teacher on the task before distillation (cached).
 
     With `early_stopping`, `epochs` is the most the teacher trains (the
-    best epoch on the validation split is kept)."""
+    best epoch on the validation split is kept). `seed` (default: the run's
+    `seed`) makes the teacher independent of the run's seed: runs with
+    seeds 0, 1, 2 and `finetune.seed: 0` share one fine-tuned teacher, and
+    only the students' draws vary."""
 
     epochs: Epochs = 1
     batch_size: BatchSize = 32
@@ -101,6 +104,7 @@ class FinetuneConfig:
     warmup_ratio: Fraction = 0.1
     cache_dir: Optional[str] = None
     early_stopping: Optional[EarlyStoppingConfig] = None
+    seed: Optional[NonNegativeInt] = None
 
     def __post_init__(self):
         if self.early_stopping is not None and self.early_stopping.stages:

@@ -1,5 +1,7 @@
 """`SingleTaskRunner`: one teacher, one student, the method's stages."""
 
+import keras
+
 from kdplug.data.masking import needs_masking
 from kdplug.data.readers import read_splits
 from kdplug.data.text_encoder import needs_pair_inputs
@@ -16,6 +18,7 @@ from kdplug.run.runner import Runner
 from kdplug.run.stage_runner import StageRunner
 from kdplug.run.teacher_setup import EVAL_BATCH_SIZE
 from kdplug.run.teacher_setup import TeacherSetup
+from kdplug.run.teacher_setup import teacher_seed
 from kdplug.storage import format_size
 from kdplug.teacher.output_cache import TeacherCache
 from kdplug.training.callbacks.keep_best_epoch import check_early_stopping
@@ -114,12 +117,18 @@ class SingleTaskRunner(Runner):
         A `student_kind` that needs the teacher's pre-trained weights (e.g.
         `truncated` with `init: pretrained`) gets them here, before the
         teacher is fine-tuned in place (`TeacherSetup.keep_pretrained`)."""
+        cfg = self.context.config
+        own_seed = teacher_seed(cfg) != cfg.seed  # teacher.finetune.seed
+        if own_seed:  # the new head's initial weights and the fine-tuning
+            keras.utils.set_random_seed(teacher_seed(cfg))
         setup = TeacherSetup(self.context)
-        teacher, tokenizer, source = setup.load(self.context.config.data.num_classes)
+        teacher, tokenizer, source = setup.load(cfg.data.num_classes)
         setup.keep_pretrained(teacher, student_kind)
         with self.context.timers("teacher fine-tuning"):
             info = setup.finetune(teacher, source, setup.encoder(tokenizer),
                                   splits["train"], splits["validation"])
+        if own_seed:  # the student's draws follow the run's seed
+            keras.utils.set_random_seed(cfg.seed)
         return teacher, tokenizer, info
 
     def teacher_outputs(self, teacher, encoder, examples, stages):

@@ -97,7 +97,8 @@ class TeacherSetup:
         ft = cfg.teacher.finetune
         if ft is None:
             return None
-        train_ds = encoder.dataset(train, ft.batch_size, shuffle=True, seed=cfg.seed)
+        train_ds = encoder.dataset(train, ft.batch_size, shuffle=True,
+                                   seed=teacher_seed(cfg))
         val_ds = None
         if validation is not None:
             val_ds = encoder.dataset(
@@ -108,3 +109,10 @@ class TeacherSetup:
                 jit_compile=(cfg.training.jit_compile
                              and fit_can_jit_compile(ctx.strategy)),
             )
+
+
+def teacher_seed(config):
+    """The seed the teacher is fine-tuned with: `teacher.finetune.seed`, or
+    the run's `seed`."""
+    ft = config.teacher.finetune
+    return config.seed if ft is None or ft.seed is None else ft.seed

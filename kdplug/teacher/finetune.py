@@ -69,6 +69,7 @@ class TeacherFinetuner:
             data_path = fingerprint_path(cfg.resolve_path(data_path))
         ft = dict(vars(cfg.teacher.finetune))
         ft.pop("cache_dir")
+        seed = ft.pop("seed")
         if ft["early_stopping"] is None:  # keys from before the option stay valid
             ft.pop("early_stopping")
         else:
@@ -79,7 +80,7 @@ class TeacherFinetuner:
             "data": data_path,
             "data_config": vars(cfg.data),
             "finetune": ft,
-            "seed": cfg.seed,
+            "seed": cfg.seed if seed is None else seed,
             # kdplug 0.1 took the first max_train_examples rows
             **({"subsample": "stratified"} if cfg.data.max_train_examples else {}),
         }))

@@ -120,6 +120,12 @@ class MTDNNEnsembleMethod(kdplug.Method):
                 "teacher.finetune section, or set teacher: false on those tasks",
                 config.file, "teacher.finetune", None,
             )
+        if config.teacher.finetune and config.teacher.finetune.seed is not None:
+            raise ConfigError(
+                "mtdnn-ensemble seeds each ensemble member itself (seed, seed + 1, "
+                "...); one teacher.finetune.seed would make every member the same "
+                "model; remove it", config.file, "teacher.finetune.seed",
+                config.teacher.finetune.seed)
         if config.augment:
             raise ConfigError("mtdnn-ensemble does not use augmenters",
                               config.file, "augment", config.augment)

@@ -70,3 +70,30 @@ def test_a_diverged_teacher_is_never_cached(tmp_path, monkeypatch):
     assert teacher_entries() == []
     teachers = os.path.join(os.environ["KDPLUG_CACHE_DIR"], "teachers")
     assert not os.path.isdir(teachers) or os.listdir(teachers) == []
+
+
+def test_finetune_seed_shares_one_teacher_across_run_seeds(tmp_path):
+    """`teacher.finetune.seed: 0` gives runs with seeds 0, 1 and 2 the same
+    fine-tuning cache key, the key of a seed-0 run that does not set it;
+    without it every seed has its own teacher."""
+    import yaml
+
+    from kdplug.teacher.finetune import TeacherFinetuner
+
+    path = toy(tmp_path)
+    base = yaml.safe_load(open(path))
+
+    def key(seed, finetune_seed=None):
+        doc = dict(base, seed=seed)
+        doc["teacher"] = dict(base["teacher"], finetune=dict(base["teacher"]["finetune"]))
+        if finetune_seed is not None:
+            doc["teacher"]["finetune"]["seed"] = finetune_seed
+        variant = tmp_path / f"s{seed}-{finetune_seed}.yaml"
+        variant.write_text(yaml.safe_dump(doc))
+        config = load_config(str(variant))
+        return TeacherFinetuner(config, config.teacher.source).key()
+
+    shared = {key(seed, finetune_seed=0) for seed in (0, 1, 2)}
+    assert shared == {key(0)}
+    assert len({key(0), key(1), key(2)}) == 3
+    assert key(1, finetune_seed=1) == key(1) != key(1, finetune_seed=0)

