@@ -14,6 +14,8 @@ the models meet at these names, so they are spelled once, here.
 - Teacher outputs computed outside the train step (the teacher-output cache,
   the teacher pipeline, a method's own targets): `teacher/<tap>`, built by
   `teacher_key()` and read back by `teacher_taps()`.
+- `PADDED_GROUPS`: each padding mask with the ids it marks (what trimming
+  a batch to its longest sequence cuts together).
 - `LABELS`: the key the loss terms read the batch's labels under.
 - `TEXT`, `PAIR`: the raw text columns of a dataset before encoding.
 
@@ -36,6 +38,16 @@ WORD_IDS = "word_ids"
 WORD_PADDING_MASK = "word_padding_mask"
 WORD_INPUTS = (WORD_IDS, WORD_PADDING_MASK)
 WORD_PAIR_SUFFIX = "_b"
+
+# Every padded input by the mask of its real positions: a batch's inputs can
+# be cut to their longest sequence group by group (`kdplug.data.trimming`).
+PADDED_GROUPS = {
+    PADDING_MASK: (TOKEN_IDS, SEGMENT_IDS),
+    PAIR_INPUTS[1]: (PAIR_INPUTS[0],),
+    PAIR_INPUTS[3]: (PAIR_INPUTS[2],),
+    WORD_PADDING_MASK: (WORD_IDS,),
+    WORD_PADDING_MASK + WORD_PAIR_SUFFIX: (WORD_IDS + WORD_PAIR_SUFFIX,),
+}
 
 TEACHER_PREFIX = "teacher/"
 LABELS = "labels"

@@ -13,6 +13,7 @@ import copy
 import hashlib
 import json
 import os
+import sys
 
 import pytest
 import yaml
@@ -81,6 +82,47 @@ def data_file(text, command="validate", name="data.tsv", **changes):
         args[0] = command
         return args
     return make
+
+
+def hf_folder(columns, **changes):
+    """A folder saved by `datasets` (`columns`; None: only its marker file)
+    named by data.path."""
+    def make(root):
+        folder = root / "hf"
+        if columns is None:
+            folder.mkdir()
+            (folder / "dataset_dict.json").write_text('{"splits": ["train"]}')
+        else:
+            datasets = pytest.importorskip("datasets")
+            datasets.Dataset.from_dict(columns).save_to_disk(str(folder))
+        return config(**{"data.path": "hf", **changes})(root)
+    return make
+
+
+HIDDEN = []  # modules a case hides (None in sys.modules); put back after it
+
+
+def without_module(module, make):
+    """`make`, run as if `module` were not installed."""
+    def hidden(root):
+        HIDDEN.append((module, sys.modules.get(module, MISSING)))
+        sys.modules[module] = None
+        return make(root)
+    return hidden
+
+
+MISSING = object()
+
+
+@pytest.fixture(autouse=True)
+def _put_back_hidden_modules():
+    yield
+    while HIDDEN:
+        module, was = HIDDEN.pop()
+        if was is MISSING:
+            sys.modules.pop(module, None)
+        else:
+            sys.modules[module] = was
 
 
 def args(*argv):
@@ -239,6 +281,36 @@ CASES = [
                             name="data.jsonl"), ["data.jsonl:2", "JSON"]),
     ("unknown-extension", data_file(GOOD_TSV, name="data.txt"),
      ["data.txt", "data.format"]),
+    # ------------------------------- data sources and class names (#17)
+    ("data-path-and-train", config(data__train="data.tsv"),
+     ["x.yaml", "data", "both path and train"]),
+    ("data-no-source", config(data__path=DELETE), ["x.yaml", "data", "no data"]),
+    ("data-split-file-missing", config(data__path=DELETE, data__train="data.tsv",
+                                       data__dev="dev.tsv"),
+     ["dev.tsv", "data file not found", "data.dev"]),
+    ("data-no-test-no-dev", config(data__validation_split=None, data__test_split=None),
+     ["x.yaml", "data", "no test and no validation split"]),
+    ("quoted-field-unclosed", data_file(GOOD_TSV.replace("weak plot", '"weak plot')),
+     ["data.tsv:", "data.quoting: none"]),
+    ("label-name-unknown-in-dev", data_file(_tsv({
+        "train": [(t, "pos" if y else "neg") for t, y in ROWS],
+        "dev": [("so so", "neutral")], "test": [("fine", "pos")]})),
+     ["data.tsv:8", "'neutral'", "known: neg, pos"]),
+    ("label-names-inferred-count", data_file(_tsv({
+        "train": [(t, f"c{i}") for i, (t, _) in enumerate(ROWS)],
+        "dev": ROWS[:2], "test": ROWS[:2]})),
+     ["data.tsv", "6 names", "data.num_classes is 2", "data.label_names"]),
+    ("label-names-duplicate", config(data__label_names=["pos", "neg", "pos"]),
+     ["x.yaml", "data", "label_names lists 'pos' more than once"]),
+    ("label-names-vs-num-classes", config(data__label_names=["neg", "pos"],
+                                          data__num_classes=3),
+     ["x.yaml", "data", "label_names lists 2 classes and num_classes is 3"]),
+    ("parquet-without-pyarrow", without_module("pyarrow.parquet", data_file(
+        b"PAR1", name="data.parquet")), ["data.parquet", 'pip install "kdplug[parquet]"']),
+    ("datasets-without-extra", without_module("datasets", hf_folder(None)),
+     ["hf", "data.path", 'pip install "kdplug[datasets]"']),
+    ("hf-dataset-no-column", hf_folder({"sentence": ["a", "b"], "label": [0, 1]}),
+     ["hf", "no column 'text'", "data.text_column"]),
     # ------------------------------------------- `kdplug run` checks first
     ("run-teacher-missing", run(config(teacher__source="./no/such/teacher")),
      ["x.yaml", "teacher.source"]),

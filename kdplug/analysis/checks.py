@@ -75,9 +75,16 @@ def check_analysis(config):
                      f"seeds {probing.seeds})")
     behaviour = analysis.behaviour
     if behaviour is not None:
-        if behaviour.split == "validation" and not config.data.validation_split:
-            raise ConfigError("the data has no validation split "
-                              "(data.validation_split is null)", config.file,
+        present = {"validation": config.data.has_validation,
+                   "test": config.data.has_test}[behaviour.split]
+        if not present:
+            missing = ({"validation": "data.validation_split", "test": "data.test_split"}
+                       [behaviour.split] + " is null" if config.data.path is not None
+                       else {"validation": "no data.dev", "test": "no data.test"}
+                       [behaviour.split])
+            other = "test" if behaviour.split == "validation" else "validation"
+            raise ConfigError(f"the data has no {behaviour.split} split ({missing}); "
+                              f"compare on the {other} split instead", config.file,
                               "analysis.behaviour.split", behaviour.split)
         lines.append(f"analysis: behaviour on the {behaviour.split} split")
     return lines

@@ -103,13 +103,13 @@ def load_run(run_dir, config_file=None, teacher=None, config=None):
     """
     run_dir = os.path.abspath(run_dir)
     config = config or _run_config(run_dir, config_file)
-    if config.data.path.startswith("tfds:"):
-        data_file = None
-    else:
-        data_file = config.resolve_path(config.data.path)
-        if not os.path.isfile(data_file):
+    for key, value in config.data.sources().items():
+        if value.startswith("tfds:"):
+            continue
+        data_file = config.resolve_path(value)
+        if not os.path.exists(data_file):
             raise KdplugError(
-                f"{run_dir}: the run's data file {config.data.path!r} is not at "
+                f"{run_dir}: the run's data file {value!r} (data.{key}) is not at "
                 f"{data_file}; pass the config file the run was started from "
                 "(`kdplug analyze RUN_DIR --config FILE`)")
     model, tokenizer, key = teacher or _load_teacher(config)

@@ -23,6 +23,7 @@ from kdplug.config.sections import CacheConfig
 from kdplug.config.sections import DataConfig
 from kdplug.config.sections import ExportConfig
 from kdplug.config.sections import FinetuneConfig
+from kdplug.config.sections import LengthBucketsConfig
 from kdplug.config.sections import ScheduleConfig
 from kdplug.config.sections import TeacherConfig
 from kdplug.config.sections import TeacherPipelineConfig

@@ -84,7 +84,7 @@ def config_from_dict(data, file=None, plugin_manager=None):
         raise ConfigError("a config must be a mapping of sections", file, None, data)
     top = parse(_Top, data, "", file)
     check_output_dir(top.output_dir, file)
-    data_cfg = parse(DataConfig, top.data, "data", file)
+    data_cfg = parse(DataConfig, _data_aliases(top.data, file), "data", file)
     teacher_data = top.teacher
     pipeline = None
     if isinstance(teacher_data, dict) and "pipeline" in teacher_data:
@@ -230,11 +230,24 @@ def _check_early_stopping(config):
             ("training.early_stopping", config.training.early_stopping),
             ("teacher.finetune.early_stopping",
              finetune.early_stopping if finetune else None)):
-        if section is not None and config.data.validation_split is None:
+        if section is not None and not config.data.has_validation:
+            missing = ("data.validation_split is null; name the split (e.g. dev)"
+                       if config.data.path is not None else
+                       "there is no data.dev; name the validation file")
             raise ConfigError(
-                "early stopping watches the validation split, and "
-                "data.validation_split is null; name the split (e.g. dev) or "
+                f"early stopping watches the validation split, and {missing} or "
                 f"remove {field}", config.file, field)
+
+
+def _data_aliases(data, file):
+    """`data.validation: FILE` is `data.dev: FILE`."""
+    if not isinstance(data, dict) or "validation" not in data:
+        return data
+    if "dev" in data:
+        raise ConfigError("data.dev and data.validation name the same split; "
+                          "keep one", file, "data.validation")
+    return {("dev" if key == "validation" else key): value
+            for key, value in data.items()}
 
 
 def _switchable(cls, value, path, file):

@@ -27,30 +27,138 @@ LearningRate = Annotated[float, Range(0, 10, low_open=True)]
 
 @dataclasses.dataclass
 class DataConfig:
-    """Where the examples come from and how they are tokenised."""
+    """Where the examples come from and how they are tokenised.
 
-    path: str
-    format: Literal["auto", "tsv", "csv", "jsonl"] = "auto"
+    Exactly one of two forms (docs/configs.md, "data"):
+
+    - `path`: one source holding every split: a TSV / CSV / JSONL / Parquet
+      file whose `split_column` names each row's split, a Hugging Face
+      `datasets` folder written by `save_to_disk` (a `DatasetDict`, whose
+      splits `train_split` / `validation_split` / `test_split` name, or a
+      `Dataset` with a split column), or `tfds:<name>`.
+    - `train`, `dev` (also written `validation`), `test`: one source per
+      split, each a file or a saved `Dataset` folder; `dev` and `test` are
+      optional.
+
+    Labels are integer class ids `0..num_classes-1`, or names: listed in
+    `label_names` (their order gives the ids, and `num_classes` follows from
+    their number), else the sorted names found in the train split (as many
+    as `num_classes`). A run without a test split is evaluated on the
+    validation split (its report says so).
+    """
+
+    path: Optional[str] = None
+    train: Optional[str] = None
+    dev: Optional[str] = None
+    test: Optional[str] = None
+    format: Literal["auto", "tsv", "csv", "jsonl", "parquet", "hf_dataset"] = "auto"
+    # TSV / CSV: `csv`, a field that starts with " is quoted (quotes inside
+    # doubled) and may hold tabs, commas and line breaks; `none`: quotes are text.
+    quoting: Literal["csv", "none"] = "csv"
     text_column: str = "text"
     text_pair_column: Optional[str] = None
     label_column: str = "label"
+    # Class names, in class-id order; null: ids, or the train split's names.
+    label_names: Optional[List[str]] = None
     split_column: Optional[str] = "split"
     train_split: str = "train"
     validation_split: Optional[str] = "dev"
-    test_split: str = "test"
-    num_classes: Annotated[int, Range(2, 1_000_000)] = 2
+    test_split: Optional[str] = "test"
+    # null: the number of label_names, else 2.
+    num_classes: Optional[Annotated[int, Range(2, 1_000_000)]] = None
     sequence_length: Annotated[int, Range(8, 4096)] = 64
     max_train_examples: Optional[PositiveInt] = None
     bad_rows: Literal["error", "skip"] = "error"
 
+    # The per-split keys and the split each one holds (`read_splits`' names).
+    SPLIT_FILES = {"train": "train", "dev": "validation", "test": "test"}
+    # Fields added with per-split sources and class names (issue #17): left
+    # out of cache keys and run settings while at these defaults, so cache
+    # entries and run folders made before them stay valid.
+    ADDED_DEFAULTS = {"train": None, "dev": None, "test": None, "quoting": "csv",
+                      "label_names": None}
+
     def __post_init__(self):
-        if not self.path.strip():
-            raise ValueError("path must name a data file (or tfds:<name>)")
+        self._check_sources()
         others = {self.validation_split, self.test_split}
         if self.train_split in others:
             raise ValueError(
                 f"train_split {self.train_split!r} is also the validation or "
                 "test split; evaluation must not read the training rows")
+        self._check_label_names()
+
+    def _check_sources(self):
+        files = [key for key in self.SPLIT_FILES if getattr(self, key) is not None]
+        if self.path is not None and files:
+            raise ValueError(
+                f"both path and {', '.join(files)} are set; give either path (one "
+                "source with every split) or train/dev/test (one source per split)")
+        if self.path is None and not files:
+            raise ValueError(
+                "no data: set path (one file with a split column, a saved "
+                "datasets folder or tfds:<name>) or train (with dev and test: "
+                "one file per split)")
+        if self.path is None and self.train is None:
+            raise ValueError(f"{files[0]} is set but train is not; the per-split "
+                             "form needs train (dev and test are optional)")
+        if self.path is not None and not self.path.strip():
+            raise ValueError("path must name a data file (or tfds:<name>)")
+        for key in files:
+            value = getattr(self, key)
+            if not value.strip():
+                raise ValueError(f"{key} must name a data file or a saved dataset folder")
+            if value.startswith("tfds:"):
+                raise ValueError(
+                    f"{key}: {value!r}: a TFDS dataset goes in path, its splits "
+                    "in train_split, validation_split and test_split")
+
+    def _check_label_names(self):
+        names = self.label_names
+        if names is None:
+            if self.num_classes is None:
+                self.num_classes = 2
+            return
+        if len(names) < 2:
+            raise ValueError(f"label_names {names} must list at least two classes")
+        if any(not name.strip() for name in names):
+            raise ValueError(f"label_names {names} holds an empty name")
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"label_names lists {', '.join(map(repr, twice))} more "
+                             "than once; each name is one class")
+        if self.num_classes is None:
+            self.num_classes = len(names)
+        elif self.num_classes != len(names):
+            raise ValueError(
+                f"label_names lists {len(names)} classes and num_classes is "
+                f"{self.num_classes}; leave num_classes out (it follows from "
+                "label_names) or make them agree")
+
+    def sources(self):
+        """`{key: value}` of the data sources set: `{"path": ...}`, or the
+        per-split keys (`train`, and `dev` / `test` when set)."""
+        if self.path is not None:
+            return {"path": self.path}
+        return {key: getattr(self, key) for key in self.SPLIT_FILES
+                if getattr(self, key) is not None}
+
+    def key_fields(self):
+        """The fields as a dict, without those at their `ADDED_DEFAULTS`
+        (what cache keys and run settings hash)."""
+        return {k: v for k, v in vars(self).items()
+                if not (k in self.ADDED_DEFAULTS and v == self.ADDED_DEFAULTS[k])}
+
+    @property
+    def has_validation(self):
+        """Whether the data names a validation split."""
+        return (self.validation_split is not None if self.path is not None
+                else self.dev is not None)
+
+    @property
+    def has_test(self):
+        """Whether the data names a test split."""
+        return (self.test_split is not None if self.path is not None
+                else self.test is not None)
 
 
 @dataclasses.dataclass
@@ -187,6 +295,26 @@ class ScheduleConfig:
 
 
 @dataclasses.dataclass
+class LengthBucketsConfig:
+    """`training.length_buckets:`: the student's training batches hold
+    sentences of similar length, each cut to its longest one
+    (`kdplug.data.length_buckets.LengthBuckets`; evaluation stays padded).
+    `length_buckets: true` means every default below; `false` / null (the
+    default): every batch padded to `data.sequence_length`.
+
+    Args:
+        window: batches per sorting window: `window * batch_size` shuffled
+            examples are sorted by length and cut into batches, whose order
+            is shuffled. 1: the plain batches, only trimmed.
+        multiple: trimmed lengths are rounded up to a multiple of this (an
+            XLA-compiled step compiles one shape per length).
+    """
+
+    window: Annotated[int, Range(1, 4096)] = 16
+    multiple: Annotated[int, Range(1, 4096)] = 8
+
+
+@dataclasses.dataclass
 class TrainingConfig:
     """Optimisation of the student (every stage unless it overrides)."""
 
@@ -205,6 +333,8 @@ class TrainingConfig:
     mixed_precision: Optional[Literal["mixed_float16", "mixed_bfloat16"]] = None
     # Loss-term weight / temperature schedules, every stage (term_schedule.py).
     schedules: List[ScheduleConfig] = dataclasses.field(default_factory=list)
+    # Batches of similar lengths, trimmed (data/length_buckets.py); null: padded.
+    length_buckets: Optional[LengthBucketsConfig] = None
     # Keep the best epoch on the validation split, stop when it stalls.
     early_stopping: Optional[EarlyStoppingConfig] = None
 

@@ -8,10 +8,14 @@ first use.
 
 from kdplug._lazy import lazy_exports
 from kdplug.data.examples import Examples
+from kdplug.data.label_map import LabelMap
+from kdplug.data.readers import Splits
+from kdplug.data.readers import examples_from_dataset
 from kdplug.data.readers import read_rows
 from kdplug.data.readers import read_splits
 
 _LAZY = {
+    "LengthBuckets": "kdplug.data.length_buckets",
     "TextEncoder": "kdplug.data.text_encoder",
     "WordEncoder": "kdplug.data.word_encoder",
 }

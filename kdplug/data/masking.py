@@ -49,7 +49,9 @@ def mask_tokens(token_ids, padding_mask, seed, *, vocabulary_size, mask_token_id
         mask_token_id: int. The [MASK] id.
         special_token_ids: ids never selected nor drawn as random tokens.
         max_predictions: int. Prediction slots per example `P`; None means
-            `ceil(seq * mask_rate)` (needs a static `seq`).
+            `ceil(seq * mask_rate)`. At most `seq`; with a `seq` known only
+            at run time (batches cut to their longest sentence, see
+            `kdplug.data.length_buckets`) `P` is computed per batch.
         mask_rate, mask_token_rate, random_token_rate: float. BERT's
             0.15 / 0.8 / 0.1.
 
@@ -69,15 +71,12 @@ def mask_tokens(token_ids, padding_mask, seed, *, vocabulary_size, mask_token_id
     token_ids = tf.convert_to_tensor(token_ids)
     ids = tf.cast(token_ids, tf.int32)
     seq = ids.shape[-1]
-    if max_predictions is None:
-        if seq is None:
-            raise KdplugError(
-                "mask_tokens: max_predictions is needed when the sequence "
-                "length is not static"
-            )
-        max_predictions = max(1, math.ceil(seq * mask_rate))
-    if seq is not None:
+    if seq is not None:  # a static length: P as a Python int
+        if max_predictions is None:
+            max_predictions = max(1, math.ceil(seq * mask_rate))
         max_predictions = min(int(max_predictions), seq)
+    else:  # batches cut to their longest sentence: P follows each batch's length
+        max_predictions = _slots(tf.shape(ids)[1], mask_rate, max_predictions)
     excluded = sorted(
         {int(i) for i in [*special_token_ids, mask_token_id]
          if 0 <= int(i) < vocabulary_size}
@@ -130,6 +129,19 @@ def mask_tokens(token_ids, padding_mask, seed, *, vocabulary_size, mask_token_id
         "mask_ids": mask_ids,
         "mask_weights": tf.cast(weights, tf.float32),
     }
+
+
+def _slots(length, mask_rate, max_predictions):
+    """Prediction slots of a batch whose length is known only when it runs
+    (`length`, a scalar tensor): `ceil(length * mask_rate)` or
+    `max_predictions`, at most `length`. A batch masks as many tokens per
+    example as it would padded: they never exceed its real tokens."""
+    if max_predictions is None:
+        slots = tf.cast(tf.math.ceil(tf.cast(length, tf.float32) * mask_rate), tf.int32)
+        slots = tf.maximum(slots, 1)
+    else:
+        slots = tf.constant(int(max_predictions), tf.int32)
+    return tf.minimum(slots, length)
 
 
 def apply_masking(dataset, *, seed, vocabulary_size, mask_token_id,

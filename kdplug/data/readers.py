@@ -1,7 +1,14 @@
-"""Reading labelled text from TSV / CSV / JSONL files and TFDS."""
+"""Reading labelled text: TSV / CSV / JSONL / Parquet files, Hugging Face
+`datasets` (saved to disk or in memory) and TFDS.
+
+A `DataConfig` names one source holding every split (`path`, rows sorted
+by `split_column`, or a `DatasetDict`'s splits) or one source per split
+(`train`, `dev`, `test`). Labels are class ids or class names
+(`kdplug.data.label_map`); `read_splits` returns the splits with their
+`LabelMap`.
+"""
 
 import csv
-import io
 import json
 import math
 import os
@@ -9,68 +16,276 @@ import warnings
 
 import numpy as np
 
+from kdplug.data import tables
 from kdplug.data.examples import Examples
+from kdplug.data.label_map import LabelMap
 from kdplug.errors import DataError
+from kdplug.storage import fingerprint_path
 
 TFDS_PREFIX = "tfds:"
-
+# `DataConfig.path` of in-memory data (`examples_from_dataset`).
+IN_MEMORY = "<in memory>"
 
 LABEL_KINDS = ("class", "float")
+SPLITS = ("train", "validation", "test")
+EXTENSIONS = {".tsv": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl",
+              ".parquet": "parquet", ".pq": "parquet"}
+QUOTING_HINT = ("a field that starts with a double quote is read as quoted "
+                "(it ends at the next lone quote; quotes inside are doubled): "
+                "fix the quoting, or set data.quoting: none to read quotes as text")
 
 
-def read_splits(cfg, resolve_path=os.path.abspath, label_kind="class", seed=0):
+class Splits(dict):
+    """`{"train": Examples, "validation": Examples | None, "test": Examples |
+    None}` with the `label_map` (`kdplug.data.label_map.LabelMap`) that
+    turned the label column into class ids."""
+
+    def __init__(self, splits, label_map=None):
+        super().__init__(splits)
+        self.label_map = label_map
+
+
+def read_splits(cfg, resolve_path=os.path.abspath, label_kind="class", seed=0,
+                data=None):
     """Reads the train / validation / test splits a `DataConfig` names.
 
     Args:
         cfg: a `DataConfig`.
-        resolve_path: maps `cfg.path` to a file (e.g. relative to the config).
-        label_kind: `"class"` (integer class ids in `0..num_classes-1`,
-            int32 labels) or `"float"` (finite numbers, e.g. a regression
-            target; float32 labels).
+        resolve_path: maps the config's paths to files (e.g. relative to the
+            config).
+        label_kind: `"class"` (class ids in `0..num_classes-1`, int32
+            labels, from ids or names, see `LabelMap.resolve`) or
+            `"float"` (finite numbers, e.g. a regression target; float32
+            labels).
         seed: draws the `max_train_examples` subsample (stratified by
             label, `Examples.sample`), never the first rows.
+        data: in-memory data read instead of the config's sources (see
+            `examples_from_dataset`).
 
-    Returns a dict `{"train": Examples, "validation": Examples | None,
-    "test": Examples}`.
+    Returns a `Splits` dict `{"train": Examples, "validation": Examples |
+    None, "test": Examples | None}`; `.label_map` says how labels became ids.
+
+    Examples:
+
+    ```python
+    splits = read_splits(DataConfig(train="train.csv", dev="dev.csv"))
+    splits["test"] is None, splits.label_map.names
+    ```
     """
     if label_kind not in LABEL_KINDS:
         raise ValueError(f"label_kind must be one of {LABEL_KINDS}, got {label_kind!r}")
-    if cfg.path.startswith(TFDS_PREFIX):
-        return _read_tfds(cfg, label_kind, seed)
-    path = resolve_path(cfg.path)
-    rows = read_rows(path, cfg.format)
-    wanted = {
-        "train": cfg.train_split,
-        "validation": cfg.validation_split,
-        "test": cfg.test_split,
-    }
+    if data is not None:
+        parts, source = _memory_parts(cfg, data), IN_MEMORY
+    elif cfg.path is None:
+        parts = _per_split_parts(cfg, resolve_path)
+        source = parts["train"].source
+    elif cfg.path.startswith(TFDS_PREFIX):
+        parts, source = _tfds_parts(cfg), cfg.path
+    else:
+        source = resolve_path(cfg.path)
+        parts = _one_source_parts(cfg, source)
+    label_map = None
+    if label_kind == "class":
+        train = parts["train"]
+        label_map = LabelMap.resolve(
+            cfg, [row.get(cfg.label_column) for _, row in train.rows],
+            train.source, train.class_names)
+    elif cfg.label_names is not None:
+        raise DataError(f"{source}: data.label_names names classes, and these "
+                        "labels are numbers (a regression target)")
+    splits = Splits({name: None if part is None else
+                     _to_examples(part.rows, cfg, part.source, label_kind, label_map)
+                     for name, part in parts.items()}, label_map)
+    return _finish(splits, cfg, source, label_kind, seed)
+
+
+def examples_from_dataset(data, config=None, label_kind="class", seed=0, **options):
+    """Splits of in-memory data, read as `read_splits` reads files.
+
+    Args:
+        data: a `datasets.DatasetDict` (or a dict of splits), whose
+            `train_split` / `validation_split` / `test_split` are read; or
+            one `datasets.Dataset`, dict of columns (`{"text": [...],
+            "label": [...], "split": [...]}`) or list of row dicts, whose
+            `split_column` names each row's split.
+        config: a `DataConfig` (its sources are ignored); default one
+            built from `options`.
+        label_kind, seed: as for `read_splits`.
+        **options: `DataConfig` fields (`text_column`, `label_names`,
+            `validation_split`, ...) when `config` is None.
+
+    Returns the `Splits` (see `read_splits`).
+
+    Examples:
+
+    >>> splits = examples_from_dataset(
+    ...     {"train": {"text": ["good", "bad"], "label": ["pos", "neg"]},
+    ...      "dev": {"text": ["fine"], "label": ["pos"]}}, test_split=None)
+    >>> splits["train"].labels.tolist(), splits.label_map.names, splits["test"]
+    ([1, 0], ['neg', 'pos'], None)
+    """
+    if config is None:
+        from kdplug.config.sections import DataConfig
+
+        config = DataConfig(path=IN_MEMORY, **options)
+    elif options:
+        raise TypeError("pass either a config or DataConfig options, not both")
+    return read_splits(config, label_kind=label_kind, seed=seed, data=data)
+
+
+def source_fingerprints(cfg, resolve_path=os.path.abspath):
+    """What the data's content hashes to, for cache keys and run settings:
+    the fingerprint of `path` (a file, or every file of a saved folder;
+    `tfds:<name>` stands for itself), or `{key: fingerprint}` of the
+    per-split sources."""
+    if cfg.path is not None:
+        if cfg.path.startswith(TFDS_PREFIX):
+            return cfg.path
+        return fingerprint_path(resolve_path(cfg.path))
+    return {key: fingerprint_path(resolve_path(value))
+            for key, value in cfg.sources().items()}
+
+
+def describe_sources(cfg):
+    """`"data.tsv"` or `"train: a.tsv, dev: b.tsv"`, for reports."""
+    return ", ".join(value if key == "path" else f"{key}: {value}"
+                     for key, value in cfg.sources().items())
+
+
+def _columns(cfg, split_column=True):
+    """`{column: config field}` of the columns a table must have."""
+    columns = {cfg.text_column: "data.text_column"}
+    if cfg.text_pair_column:
+        columns[cfg.text_pair_column] = "data.text_pair_column"
+    columns[cfg.label_column] = "data.label_column"
+    if split_column and cfg.split_column:
+        columns[cfg.split_column] = "data.split_column"
+    return columns
+
+
+def _wanted(cfg):
+    return {"train": cfg.train_split, "validation": cfg.validation_split,
+            "test": cfg.test_split}
+
+
+def _one_source_parts(cfg, path, loaded=None):
+    """The splits of one source: a `DatasetDict`'s splits, or rows sorted by
+    the split column."""
+    if loaded is None:
+        loaded = load_source(path, cfg, "data.path")
+    if isinstance(loaded, dict):
+        return _dict_parts(cfg, path, loaded)
+    return _split_by_column(cfg, path, loaded)
+
+
+def _dict_parts(cfg, source, by_split):
+    parts = {}
+    for name, split in _wanted(cfg).items():
+        if split is None:
+            parts[name] = None
+            continue
+        if split not in by_split:
+            hint = (" (or set data.test_split: null to run without a test split)"
+                    if name == "test" else "")
+            raise DataError(
+                f"{source}: no split {split!r} (data.{name}_split); its splits "
+                f"are {sorted(by_split)}{hint}")
+        parts[name] = by_split[split]
+    return parts
+
+
+def _split_by_column(cfg, path, table):
     if cfg.split_column is None:
         raise DataError(
             f"{path}: data.split_column is null; put the split name in a "
-            "column (or use separate files per split)"
-        )
+            "column, or name one file per split (data.train, data.dev, data.test)")
+    wanted = _wanted(cfg)
     buckets = {name: [] for name in wanted}
-    for line_no, row in rows:
+    for where, row in table.rows:
         if cfg.split_column not in row:
             raise DataError(
-                f"{path}:{line_no}: no column {cfg.split_column!r} "
+                f"{_at(path, where)}: no column {cfg.split_column!r} "
                 f"(data.split_column); columns are {sorted(row)}"
             )
         for name, split in wanted.items():
             if split is not None and row[cfg.split_column] == split:
-                buckets[name].append((line_no, row))
-    splits = {}
+                buckets[name].append((where, row))
+    parts = {}
     for name, split in wanted.items():
         if split is None:
-            splits[name] = None
+            parts[name] = None
             continue
         if not buckets[name]:
+            hint = (" (or set data.test_split: null to run without a test split)"
+                    if name == "test" else "")
             raise DataError(
                 f"{path}: no rows with {cfg.split_column}={split!r} "
-                f"(data.{name if name != 'validation' else 'validation'}_split)"
+                f"(data.{name}_split){hint}"
             )
-        splits[name] = _to_examples(buckets[name], cfg, path, label_kind)
-    return _finish(splits, cfg, path, label_kind, seed)
+        parts[name] = tables.Table(path, buckets[name], table.class_names)
+    return parts
+
+
+def _per_split_parts(cfg, resolve_path):
+    parts = {}
+    for key, name in cfg.SPLIT_FILES.items():
+        value = getattr(cfg, key)
+        if value is None:
+            parts[name] = None
+            continue
+        path = resolve_path(value)
+        loaded = load_source(path, cfg, f"data.{key}", split_column=False)
+        if isinstance(loaded, dict):
+            raise DataError(
+                f"{path}: a DatasetDict with splits {sorted(loaded)}; data.{key} "
+                "takes one split (a saved Dataset); name a DatasetDict in data.path")
+        parts[name] = loaded
+    return parts
+
+
+def _memory_parts(cfg, data):
+    loaded = tables.tables(data, _columns(cfg, split_column=False), IN_MEMORY,
+                           cfg.label_column, cfg.split_column)
+    return _one_source_parts(cfg, IN_MEMORY, loaded)
+
+
+def load_source(path, cfg, field="data.path", split_column=True):
+    """One source's rows (a `tables.Table`), or `{split: Table}` for a
+    saved `DatasetDict`."""
+    if not os.path.exists(path):
+        raise DataError(f"{path}: data file not found ({field})")
+    fmt = _format(path, cfg.format, field)
+    if fmt == "hf_dataset":
+        return tables.tables(tables.load_hf_folder(path, field),
+                             _columns(cfg, split_column=False), path, cfg.label_column,
+                             cfg.split_column if split_column else None)
+    if os.path.isdir(path):
+        raise DataError(f"{path}: a folder ({field}); data.format {fmt} reads a file")
+    if fmt == "parquet":
+        return tables.read_parquet(path, _columns(cfg, split_column), field)
+    return tables.Table(path, read_rows(path, fmt, cfg.quoting, field))
+
+
+def _format(path, fmt, field):
+    if fmt != "auto":
+        return fmt
+    if os.path.isdir(path):
+        if tables.is_hf_folder(path):
+            return "hf_dataset"
+        raise DataError(f"{path}: a folder, and not one written by datasets' "
+                        f"save_to_disk ({field}); name a data file or a saved dataset")
+    fmt = EXTENSIONS.get(os.path.splitext(path)[1].lower())
+    if fmt is None:
+        raise DataError(
+            f"{path}: cannot tell the format from the extension; set "
+            "data.format to tsv, csv, jsonl or parquet"
+        )
+    return fmt
+
+
+def _at(source, where):
+    """`file:12` for a line number, `file, row 3` for a table row."""
+    return f"{source}:{where}" if isinstance(where, int) else f"{source}, {where}"
 
 
 def _finish(splits, cfg, source, label_kind, seed):
@@ -79,26 +294,37 @@ def _finish(splits, cfg, source, label_kind, seed):
         splits["train"] = splits["train"].sample(cfg.max_train_examples, seed)
     labels = np.asarray(splits["train"].labels)
     if label_kind == "class" and len(np.unique(labels)) < 2:
+        split = (f"{cfg.train_split!r}, " if cfg.path is not None else "")
+        label = int(labels[0])
+        if splits.label_map is not None and splits.label_map.named:
+            label = f"{label} ({splits.label_map.names[label]})"
         raise DataError(
             f"{source}: every example of the train split "
-            f"({cfg.train_split!r}, {len(labels)} rows) has label "
-            f"{int(labels[0])}; a classifier needs at least two classes "
+            f"({split}{len(labels)} rows) has label "
+            f"{label}; a classifier needs at least two classes "
             f"(check data.label_column and data.split_column)")
     return splits
 
 
-def read_rows(path, fmt="auto"):
-    """Yields `(line_number, {column: value})` for every data row."""
+def read_rows(path, fmt="auto", quoting="csv", field="data.path"):
+    """`[(line_number, {column: value})]` of every data row of a text file.
+
+    Args:
+        path: a TSV, CSV or JSONL file.
+        fmt: `tsv`, `csv`, `jsonl` or `auto` (from the extension).
+        quoting: TSV / CSV: `csv` (a field that starts with `"` is quoted
+            and may hold delimiters and line breaks; `""` inside is one
+            quote) or `none` (quotes are text; TSV rows split at every tab).
+        field: the config field naming the file, for messages.
+
+    A row's line number is the line it starts on.
+    """
     if not os.path.isfile(path):
-        raise DataError(f"{path}: data file not found (data.path)")
-    if fmt == "auto":
-        ext = os.path.splitext(path)[1].lower()
-        fmt = {".tsv": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl"}.get(ext)
-        if fmt is None:
-            raise DataError(
-                f"{path}: cannot tell the format from the extension; set "
-                "data.format to tsv, csv or jsonl"
-            )
+        raise DataError(f"{path}: data file not found ({field})")
+    fmt = _format(path, fmt, field)
+    if fmt not in ("tsv", "csv", "jsonl"):
+        raise DataError(f"{path}: read_rows reads TSV, CSV and JSONL files, not "
+                        f"{fmt}; read_splits reads every format")
     with open(path, "rb") as f:
         raw = f.read()
     lines = raw.split(b"\n")
@@ -108,6 +334,8 @@ def read_rows(path, fmt="auto"):
             decoded.append(line.decode("utf-8").rstrip("\r"))
         except UnicodeDecodeError as e:
             raise DataError(f"{path}:{i}: not valid UTF-8 ({e.reason} at byte {e.start})") from None
+    if decoded and decoded[0].startswith("\ufeff"):
+        decoded[0] = decoded[0][1:]  # a byte-order mark
     if fmt == "jsonl":
         rows = []
         for i, line in enumerate(decoded, start=1):
@@ -121,35 +349,57 @@ def read_rows(path, fmt="auto"):
                 raise DataError(f"{path}:{i}: each line must be a JSON object")
             rows.append((i, row))
         return rows
-    if fmt == "tsv":
-        header, *body = decoded
-        columns = header.split("\t")
-        rows = []
-        for i, line in enumerate(body, start=2):
-            if not line:
-                continue
-            values = line.split("\t")
-            if len(values) != len(columns):
-                raise DataError(
-                    f"{path}:{i}: {len(values)} fields, header has {len(columns)}"
-                )
-            rows.append((i, dict(zip(columns, values))))
-        return rows
-    reader = csv.DictReader(io.StringIO("\n".join(decoded)))
-    return [(i + 2, row) for i, row in enumerate(reader) if any(row.values())]
+    if fmt == "tsv" and quoting == "none":
+        records = ((i, line.split("\t")) for i, line in enumerate(decoded, start=1)
+                   if line)
+    else:
+        records = _csv_records(path, decoded, "\t" if fmt == "tsv" else ",", quoting)
+    header, rows = None, []
+    for i, values in records:
+        if header is None:
+            header = values
+            continue
+        if all(v == "" for v in values):
+            continue
+        if len(values) != len(header):
+            raise DataError(f"{path}:{i}: {len(values)} fields, header has {len(header)}")
+        rows.append((i, dict(zip(header, values))))
+    return rows
 
 
-def _to_examples(rows, cfg, path, label_kind="class"):
+def _csv_records(path, lines, delimiter, quoting):
+    """`(first line, fields)` of every record, by Python's csv module."""
+    options = ({"quoting": csv.QUOTE_NONE} if quoting == "none"
+               else {"strict": True, "doublequote": True})
+    reader = csv.reader((line + "\n" for line in lines), delimiter=delimiter,
+                        **options)
+    while True:
+        start = reader.line_num + 1
+        try:
+            values = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            hint = f"; {QUOTING_HINT}" if quoting != "none" else ""
+            raise DataError(f"{path}:{start}: {e}{hint}") from None
+        if values:
+            yield start, values
+
+
+def _to_examples(rows, cfg, path, label_kind="class", label_map=None):
     texts, pairs, labels = [], [], []
     skipped = 0
-    for line_no, row in rows:
+    for where, row in rows:
+        at = _at(path, where)
         try:
-            text = _text(row, cfg.text_column, path, line_no)
+            text = _text(row, cfg.text_column, at)
             pair = (
-                _text(row, cfg.text_pair_column, path, line_no)
+                _text(row, cfg.text_pair_column, at)
                 if cfg.text_pair_column else None
             )
-            label = _LABEL_READERS[label_kind](row, cfg, path, line_no)
+            value = _label_value(row, cfg, at)
+            label = (label_map.class_id(value, at) if label_kind == "class"
+                     else _number(value, cfg, at))
         except DataError:
             if cfg.bad_rows == "skip":
                 skipped += 1
@@ -170,66 +420,40 @@ def _to_examples(rows, cfg, path, label_kind="class"):
     )
 
 
-def _text(row, column, path, line_no):
+def _text(row, column, at):
     if column not in row:
-        raise DataError(
-            f"{path}:{line_no}: no column {column!r}; columns are {sorted(row)}"
-        )
+        raise DataError(f"{at}: no column {column!r}; columns are {sorted(row)}")
     value = row[column]
     if not isinstance(value, str) or not value.strip():
-        raise DataError(f"{path}:{line_no}: empty text in column {column!r}")
+        raise DataError(f"{at}: empty text in column {column!r}")
     return value
 
 
-def _label_value(row, cfg, path, line_no):
+def _label_value(row, cfg, at):
     if cfg.label_column not in row:
         raise DataError(
-            f"{path}:{line_no}: no column {cfg.label_column!r} "
+            f"{at}: no column {cfg.label_column!r} "
             f"(data.label_column); columns are {sorted(row)}"
         )
     return row[cfg.label_column]
 
 
-def _label(row, cfg, path, line_no):
-    """An integer class id in `0..num_classes-1` (`label_kind: class`)."""
-    value = _label_value(row, cfg, path, line_no)
-    try:
-        label = int(value)
-        if str(value).strip() not in (str(label), f"{label}.0"):
-            raise ValueError
-    except (TypeError, ValueError):
-        raise DataError(
-            f"{path}:{line_no}: label {value!r} in column "
-            f"{cfg.label_column!r} is not an integer class id"
-        ) from None
-    if not 0 <= label < cfg.num_classes:
-        raise DataError(
-            f"{path}:{line_no}: label {label} is outside the declared classes "
-            f"0..{cfg.num_classes - 1} (data.num_classes)"
-        )
-    return label
-
-
-def _number(row, cfg, path, line_no):
+def _number(raw, cfg, at):
     """A finite number (`label_kind: float`)."""
-    raw = _label_value(row, cfg, path, line_no)
     try:
         value = float(raw)
     except (TypeError, ValueError):
         value = math.nan
     if not math.isfinite(value):
         raise DataError(
-            f"{path}:{line_no}: target {raw!r} in column {cfg.label_column!r} "
+            f"{at}: target {raw!r} in column {cfg.label_column!r} "
             "is not a finite number"
         )
     return value
 
 
-_LABEL_READERS = {"class": _label, "float": _number}
-
-
-def _read_tfds(cfg, label_kind="class", seed=0):
-    """Reads a TensorFlow Datasets dataset, e.g. `tfds:glue/sst2`.
+def _tfds_parts(cfg):
+    """The splits of a TensorFlow Datasets dataset, e.g. `tfds:glue/sst2`.
 
     Needs the dataset prepared locally (or network access to prepare it);
     tests use `tfds.testing.mock_data`.
@@ -237,15 +461,10 @@ def _read_tfds(cfg, label_kind="class", seed=0):
     import tensorflow_datasets as tfds
 
     name = cfg.path[len(TFDS_PREFIX):]
-    wanted = {
-        "train": cfg.train_split,
-        "validation": cfg.validation_split,
-        "test": cfg.test_split,
-    }
-    splits = {}
-    for key, split in wanted.items():
+    parts = {}
+    for key, split in _wanted(cfg).items():
         if split is None:
-            splits[key] = None
+            parts[key] = None
             continue
         try:
             ds = tfds.load(name, split=split)
@@ -255,8 +474,8 @@ def _read_tfds(cfg, label_kind="class", seed=0):
             (i, {k: _decode(v) for k, v in ex.items()})
             for i, ex in enumerate(tfds.as_numpy(ds))
         ]
-        splits[key] = _to_examples(rows, cfg, cfg.path, label_kind)
-    return _finish(splits, cfg, cfg.path, label_kind, seed)
+        parts[key] = tables.Table(cfg.path, rows)
+    return parts
 
 
 def _decode(value):

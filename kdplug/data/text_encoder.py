@@ -146,7 +146,8 @@ class TextEncoder:
         return {k: np.concatenate([c[k] for c in chunks]) for k in chunks[0]}
 
     def dataset(self, examples, batch_size, shuffle=False, seed=0,
-                extra=None, drop_remainder=False, pair_inputs=None):
+                extra=None, drop_remainder=False, pair_inputs=None,
+                length_buckets=None):
         """A batched `(features, labels)` dataset for `Examples`.
 
         The texts are tokenised once, up front (`encode_examples()`): every
@@ -165,6 +166,10 @@ class TextEncoder:
                 (e.g. cached teacher outputs under `"teacher/<tap>"`).
             drop_remainder: drop the last partial batch.
             pair_inputs: overrides the encoder's `pair_inputs` (pairs only).
+            length_buckets: a `kdplug.data.length_buckets.LengthBuckets`:
+                batches of similar lengths, each cut to its longest
+                sentence (per-token `extra` features too); None: every
+                batch padded to `sequence_length`.
         """
         features = self.encode_examples(examples, pair_inputs)
         features.update(extra or {})
@@ -172,5 +177,9 @@ class TextEncoder:
             (features, np.asarray(examples.labels)))
         if shuffle:
             ds = ds.shuffle(len(examples), seed=seed, reshuffle_each_iteration=True)
-        ds = ds.batch(batch_size, drop_remainder=drop_remainder)
+        if length_buckets is None:
+            ds = ds.batch(batch_size, drop_remainder=drop_remainder)
+        else:
+            ds = length_buckets.batch(ds, batch_size, len(examples), shuffle=shuffle,
+                                      seed=seed, drop_remainder=drop_remainder)
         return ds.prefetch(tf.data.AUTOTUNE)

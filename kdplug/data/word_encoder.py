@@ -157,7 +157,8 @@ def word_dataset(text_encoder, word_encoder, examples, batch_size, extra=None,
         examples: `kdplug.data.Examples`.
         batch_size: int.
         extra: other per-example arrays (e.g. cached teacher outputs).
-        **kwargs: `shuffle`, `seed`, `drop_remainder` of `TextEncoder.dataset`.
+        **kwargs: `shuffle`, `seed`, `drop_remainder`, `length_buckets` of
+            `TextEncoder.dataset`.
 
     Examples:
 

@@ -148,7 +148,8 @@ def teacher_vs_student(report, path):
     """
     roles = ("teacher", "student")
     panels = [
-        ("test accuracy", lambda m: m["accuracy"], "{:.3f}"),
+        (f"{report.get('evaluation_split', 'test')} accuracy", lambda m: m["accuracy"],
+         "{:.3f}"),
         ("batch-1 latency (ms)", lambda m: _median(m["latency_ms"]), "{:.1f}"),
         ("parameters (M)", lambda m: m["params"] / 1e6, "{:.2f}"),
     ]

@@ -1,5 +1,6 @@
 """Writing a run's report: `metrics.json` and `summary.md`."""
 
+import math
 import os
 
 from kdplug import storage
@@ -28,14 +29,28 @@ def write_report(run_dir, report, summary=None):
 
 def summary_markdown(report):
     t, s = report["teacher"], report["student"]
+    split = report.get("evaluation_split", "test")
     lines = [
         f"# {report['name']}: `{report['method']}` distillation",
         "",
-        f"Test split: {report['test_examples']} examples "
+        f"{split.capitalize()} split: {report['test_examples']} examples "
         f"({report['data']}). Latency: batch 1, CPU, median of "
         f"{report['latency_runs']} runs.",
         "",
-        "| model | test accuracy | parameters | batch-1 latency (ms) |",
+    ]
+    if split != "test":
+        lines += [
+            f"The data has no test split: every accuracy here is on the {split} "
+            "split, which also chose the best epoch when early stopping was on "
+            "(expect it to be optimistic).", ""]
+    labels = report.get("labels")
+    if labels:
+        names = labels["names"]
+        shown = ", ".join(f"{i} `{name}`" for i, name in enumerate(names[:20]))
+        more = f", ... ({len(names)} classes)" if len(names) > 20 else ""
+        lines += [f"Labels: {shown}{more} ({labels['origin']}; `label_map.json`).", ""]
+    lines += [
+        f"| model | {split} accuracy | parameters | batch-1 latency (ms) |",
         "|---|---|---|---|",
         f"| teacher | {t['accuracy']:.4f} | {t['params']:,} | "
         f"{t['latency_ms']['median']:.1f} |",
@@ -58,7 +73,7 @@ def summary_markdown(report):
                          key=lambda b: int(b.split("_")[1]))
         lines += [
             "", "## Exported student", "",
-            "| format | size (MB) | test accuracy | "
+            f"| format | size (MB) | {split} accuracy | "
             + " | ".join(f"{b.replace('_', ' ')} latency (ms)" for b in batches) + " |",
             "|---|---|---|" + "---|" * len(batches),
         ]
@@ -71,22 +86,41 @@ def summary_markdown(report):
                 f"{'–' if acc is None else f'{acc:.4f}'} | " + " | ".join(cells) + " |"
             )
         lines += [f"- {note}" for note in export.get("notes", [])]
-    if report.get("plots"):
-        lines += ["", "## Plots", ""]
-        lines += [f"![{name}]({os.path.basename(path)})"
-                  for name, path in report["plots"].items()]
+    lines += plot_lines(report)
     lines += ["", "## Stages", ""]
-    for stage, hist in report["history"].items():
-        final = ", ".join(f"{k} {v[-1]:.4f}" for k, v in sorted(hist.items()))
-        lines.append(f"- **{stage}** ({len(next(iter(hist.values()), []))} epochs): {final}")
-        best = (report.get("early_stopping") or {}).get(stage)
-        if best:
-            lines.append("  " + best_epoch_text(best))
+    lines += history_lines(report)
     finetune = (report["teacher"].get("finetune") or {}).get("early_stopping")
     if finetune:
         lines.append("- **teacher fine-tuning**: " + best_epoch_text(finetune))
     lines.append("")
     return "\n".join(lines)
+
+
+def plot_lines(report):
+    """`## Plots` with every plot of `report["plots"]` (none: no lines)."""
+    if not report.get("plots"):
+        return []
+    return ["", "## Plots", ""] + [f"![{name}]({os.path.basename(path)})"
+                                   for name, path in report["plots"].items()]
+
+
+def history_lines(report):
+    """One line per stage of `report["history"]`: epochs and final values
+    (non-finite ones left out), its early-stopping epoch when it has one."""
+    lines = []
+    for stage, hist in report["history"].items():
+        if not hist:
+            lines.append(f"- **{stage}**: finished in an earlier run")
+            continue
+        final = ", ".join(f"{key} {values[-1]:.4f}"
+                          for key, values in sorted(hist.items())
+                          if values and math.isfinite(values[-1]))
+        epochs = len(next(iter(hist.values()), []))
+        lines.append(f"- **{stage}** ({epochs} epochs): {final}")
+        best = (report.get("early_stopping") or {}).get(stage)
+        if best:
+            lines.append("  " + best_epoch_text(best))
+    return lines
 
 
 def best_epoch_text(best):

@@ -25,6 +25,7 @@ import numpy as np
 from kdplug.analysis.checks import check_analysis
 from kdplug.data.readers import TFDS_PREFIX
 from kdplug.data.readers import read_splits
+from kdplug.errors import ConfigError
 from kdplug.teacher.sources import describe_source
 from kdplug.teacher.sources import resolve_source
 
@@ -49,14 +50,23 @@ def check_inputs(config, plugin_manager=None):
     method = plugin_manager.methods.get(config.method.name)(config.method_config)
     lines = []
     for field, data, label_kind in method.data_sources(config):
-        if data.path.startswith(TFDS_PREFIX):
+        if not (data.has_test or data.has_validation):
+            raise ConfigError(
+                "no test and no validation split: a run evaluates on the test "
+                "split (or, without one, on the validation split); name one",
+                config.file, field)
+        if data.path is not None and data.path.startswith(TFDS_PREFIX):
             lines.append(f"{field}: {data.path} (TFDS: read when the run starts)")
             continue
         splits = read_splits(data, config.resolve_path, label_kind, config.seed)
+        names = splits.label_map.names if splits.label_map is not None else None
         counts = ", ".join(
-            f"{_split_name(data, name)} {_describe(examples, label_kind)}"
+            f"{_split_name(data, name, config)} {_describe(examples, label_kind, names)}"
             for name, examples in splits.items() if examples is not None)
-        lines.append(f"{field}: {config.resolve_path(data.path)}: {counts}")
+        where = f" {config.resolve_path(data.path)}:" if data.path is not None else ""
+        lines.append(f"{field}:{where} {counts}")
+        if splits.label_map is not None and splits.label_map.named:
+            lines.append(f"{field}: labels {splits.label_map.describe()}")
     teacher = config.teacher
     source = resolve_source(teacher.source, config.resolve_path, config.file)
     lines.append(f"teacher: {describe_source(source)}")
@@ -67,15 +77,19 @@ def check_inputs(config, plugin_manager=None):
     return lines + check_analysis(config)
 
 
-def _split_name(data, name):
+def _split_name(data, name, config):
+    if data.path is None:  # one file per split: name the file
+        key = {"train": "train", "validation": "dev", "test": "test"}[name]
+        return f"{key} {config.resolve_path(getattr(data, key))}"
     return {"train": data.train_split, "validation": data.validation_split,
             "test": data.test_split}[name]
 
 
-def _describe(examples, label_kind):
+def _describe(examples, label_kind, names=None):
     labels = np.asarray(examples.labels)
     if label_kind != "class":
         return f"{len(labels)} (targets {labels.min():g} to {labels.max():g})"
     counts = collections.Counter(int(v) for v in labels)
-    per_class = ", ".join(f"{c}: {counts[c]}" for c in sorted(counts))
+    per_class = ", ".join(f"{names[c] if names else c}: {counts[c]}"
+                          for c in sorted(counts))
     return f"{len(labels)} ({per_class})"

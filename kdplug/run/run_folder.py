@@ -6,6 +6,7 @@ import fcntl
 import os
 
 from kdplug import storage
+from kdplug.data.readers import source_fingerprints
 from kdplug.errors import ConfigError
 from kdplug.errors import KdplugError
 
@@ -135,13 +136,17 @@ class RunFolder:
 def run_settings(config):
     """What a run's results depend on, as plain data: the resolved config
     without `name`, `output_dir` and `export`, plus the content fingerprint
-    of the data file (a file changed in place changes the results too)."""
+    of the data files (a file changed in place changes the results too).
+    Data fields added for issue #17 and left at their defaults are left out
+    (`DataConfig.key_fields`), so older run folders resume."""
     settings = {k: v for k, v in config.to_dict().items() if k not in NOT_SETTINGS}
+    settings["data"] = {k: v for k, v in settings["data"].items()
+                        if k in config.data.key_fields()}
     path = config.data.path
-    if not path.startswith("tfds:"):
-        resolved = config.resolve_path(path)
-        if os.path.exists(resolved):
-            settings["data_file_content"] = storage.fingerprint_path(resolved)
+    if path is None or (not path.startswith("tfds:")
+                        and os.path.exists(config.resolve_path(path))):
+        settings["data_file_content"] = source_fingerprints(config.data,
+                                                            config.resolve_path)
     return settings
 
 

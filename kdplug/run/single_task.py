@@ -2,7 +2,12 @@
 
 import keras
 
+from kdplug import storage
+from kdplug.data.label_map import EXPORT_LABELS_FILE
+from kdplug.data.label_map import LABEL_MAP_FILE
+from kdplug.data.length_buckets import LengthBuckets
 from kdplug.data.masking import needs_masking
+from kdplug.data.readers import describe_sources
 from kdplug.data.readers import read_splits
 from kdplug.data.text_encoder import needs_pair_inputs
 from kdplug.data.transfer_set import build_transfer_set
@@ -32,8 +37,10 @@ class SingleTaskRunner(Runner):
     build the transfer set (`augment:`); build the method's student and
     stages; precompute (or reload) the teacher's outputs (`cache:`); train
     every stage (`StageRunner`: resumable, finished stages skipped); evaluate
-    teacher and student on the test split (plus `Method.evaluate`); export;
-    write the report.
+    teacher and student on the test split (the validation split when the
+    data has none; plus `Method.evaluate`); export; write the report. Class
+    names (`data.label_names`, or found in the data) are saved as
+    `label_map.json` and beside the exports (`export/labels.json`).
 
     Args:
         method: the configured `Method`.
@@ -52,6 +59,7 @@ class SingleTaskRunner(Runner):
         ctx, cfg, method = self.context, self.context.config, self.method
         with ctx.timers("reading data"):
             splits = read_splits(cfg.data, cfg.resolve_path, seed=cfg.seed)
+        self._save_label_map(splits.label_map)
         kind = ctx.student_kind()
         teacher, tokenizer, teacher_info = self.prepare_teacher(splits, kind)
         words = self._word_encoder(splits)
@@ -71,21 +79,29 @@ class SingleTaskRunner(Runner):
         # A siamese student on WordPiece ids reads each sentence on its own.
         encoder = TeacherSetup(ctx).encoder(tokenizer, needs_pair_inputs(student))
         outputs, cache_info = self.teacher_outputs(teacher, encoder, train, stages)
+        buckets = self._length_buckets()
         if outputs is None:
             train_ds = self._dataset(encoder, words, train, cfg.training.batch_size,
-                                     shuffle=True, seed=cfg.seed)
+                                     shuffle=True, seed=cfg.seed, length_buckets=buckets)
         else:  # read from disk shard by shard, never the whole split in memory
             train_ds = outputs.stream(cfg.training.batch_size, shuffle=True,
-                                      seed=cfg.seed, features=self._features(encoder, words))
+                                      seed=cfg.seed, features=self._features(encoder, words),
+                                      length_buckets=buckets)
+        # Evaluation stays padded (one compiled shape; a split read once per
+        # epoch saves less than compiling every width costs).
         val_ds = self._eval_dataset(encoder, words, splits["validation"])
-        test_ds = self._eval_dataset(encoder, words, splits["test"])
+        split = self._evaluation_split(splits)  # test, or validation without one
+        test_ds = self._eval_dataset(encoder, words, splits[split])
         runner = StageRunner(ctx)
         histories = {stage.name: runner.run(index, stage, student, teacher, train_ds,
                                             val_ds, tokenizer=tokenizer,
                                             last=index == len(stages) - 1)
                      for index, stage in enumerate(stages)}
         with ctx.timers("evaluation"):
-            report = self.evaluate(teacher, student, test_ds, len(splits["test"]))
+            report = self.evaluate(teacher, student, test_ds, len(splits[split]), split)
+        report["evaluation_split"] = split
+        if splits.label_map is not None and splits.label_map.named:
+            report["labels"] = splits.label_map.to_json()
         report["history"] = {name: h.epochs for name, h in histories.items()}
         report["step_history"] = {name: h.steps for name, h in histories.items()}
         report["early_stopping"] = {name: h.best for name, h in histories.items()
@@ -97,7 +113,7 @@ class SingleTaskRunner(Runner):
         report["transfer_set"] = {"original": len(splits["train"]), "total": len(train)}
         report["teacher_output_cache"] = cache_info
         if ctx.is_chief and cfg.export:
-            report["export"] = self.export(student, test_ds)
+            report["export"] = self.export(student, test_ds, splits.label_map)
         report["seconds"] = dict(ctx.timers.seconds)
         report = self.write_run_report(report, student)
         if ctx.is_chief and cfg.analysis:
@@ -165,14 +181,15 @@ class SingleTaskRunner(Runner):
                                   "bytes_needed": need}
             return outputs, outputs.precompute()
 
-    def evaluate(self, teacher, student, test_ds, test_examples):
-        """Test accuracy, parameters and batch-1 latency of both models."""
+    def evaluate(self, teacher, student, test_ds, test_examples, split="test"):
+        """Test accuracy (on `split`), parameters and batch-1 latency of both
+        models."""
         cfg = self.context.config
         one = first_examples(test_ds, 1)
         report = {
             "name": cfg.name,
             "method": cfg.method.name,
-            "data": cfg.data.path,
+            "data": describe_sources(cfg.data),
             "test_examples": test_examples,
             "latency_runs": LATENCY_RUNS,
         }
@@ -182,21 +199,44 @@ class SingleTaskRunner(Runner):
                 "params": count_params(model),
                 "latency_ms": latency_ms(model, one, runs=LATENCY_RUNS),
             }
-            self.context.log.info("%s: test accuracy %.4f", role,
+            self.context.log.info("%s: %s accuracy %.4f", role, split,
                                   report[role]["accuracy"])
         return report
 
-    def export(self, student, test_ds):
-        """Exports the student in every configured format and measures each."""
+    def export(self, student, test_ds, label_map=None):
+        """Exports the student in every configured format and measures each;
+        class names (a `LabelMap` with names) go beside them, `labels.json`."""
         ctx, cfg = self.context, self.context.config
         with ctx.timers("export"):
             exporter = StudentExporter(student, sequence_length=cfg.data.sequence_length)
-            return exporter.run(
+            report = exporter.run(
                 ctx.path("export"), test_ds,
                 formats=tuple(cfg.export.formats),
                 batch_sizes=tuple(cfg.export.latency_batch_sizes),
                 runs=LATENCY_RUNS,
             )
+        if label_map is not None and label_map.named:
+            report["labels"] = storage.write_json(
+                ctx.path("export", EXPORT_LABELS_FILE), label_map.to_json())
+        return report
+
+    def _save_label_map(self, label_map):
+        """`<run>/label_map.json` when the classes have names (logged)."""
+        if label_map is None or not label_map.named:
+            return
+        self.context.log.info("labels: %s", label_map.describe())
+        if self.context.is_chief:
+            storage.write_json(self.context.path(LABEL_MAP_FILE), label_map.to_json())
+
+    def _evaluation_split(self, splits):
+        """`test`, or `validation` when the data has no test split (logged;
+        the report's `evaluation_split` says which)."""
+        if splits["test"] is not None:
+            return "test"
+        self.context.log.info(
+            "no test split: teacher and student are evaluated, and the exports "
+            "measured, on the validation split (the report says so)")
+        return "validation"
 
     def analyze(self, teacher, student, encoder, words, splits):
         """The config's `analysis:` on this run's teacher and student, into
@@ -249,3 +289,14 @@ class SingleTaskRunner(Runner):
             return None
         batch = max(self.context.config.training.batch_size, EVAL_BATCH_SIZE)
         return self._dataset(encoder, words, examples, batch)
+
+    def _length_buckets(self):
+        """`training.length_buckets` as a `LengthBuckets` (None when off)."""
+        section = self.context.config.training.length_buckets
+        if section is None:
+            return None
+        self.context.log.info(
+            "length buckets: training batches sorted by length in windows of %d "
+            "batches, each cut to its longest sentence (multiples of %d)",
+            section.window, section.multiple)
+        return LengthBuckets(section.window, section.multiple)

@@ -8,6 +8,7 @@ import time
 import numpy as np
 
 from kdplug import storage
+from kdplug.data.readers import source_fingerprints
 from kdplug.errors import ConfigError
 from kdplug.errors import TrainingError
 from kdplug.run.console import keras_verbosity
@@ -64,9 +65,7 @@ class TeacherFinetuner:
 
     def key(self):
         cfg = self.config
-        data_path = cfg.data.path
-        if not data_path.startswith("tfds:"):
-            data_path = fingerprint_path(cfg.resolve_path(data_path))
+        data_path = source_fingerprints(cfg.data, cfg.resolve_path)
         ft = dict(vars(cfg.teacher.finetune))
         ft.pop("cache_dir")
         seed = ft.pop("seed")
@@ -78,7 +77,7 @@ class TeacherFinetuner:
             "teacher": fingerprint_path(self.source),
             "dropout": cfg.teacher.dropout,
             "data": data_path,
-            "data_config": vars(cfg.data),
+            "data_config": cfg.data.key_fields(),
             "finetune": ft,
             "seed": cfg.seed if seed is None else seed,
             # kdplug 0.1 took the first max_train_examples rows
@@ -162,7 +161,7 @@ class TeacherFinetuner:
         if val_ds is None:
             raise ConfigError(
                 "early stopping watches the validation split, and this run has "
-                "none; set data.validation_split (or remove "
+                "none; set data.validation_split or data.dev (or remove "
                 "teacher.finetune.early_stopping)",
                 self.config.file, "teacher.finetune.early_stopping")
         return KeepBestEpoch(

@@ -318,7 +318,7 @@ class TeacherCache:
         return manifest
 
     def stream(self, batch_size, shuffle=False, seed=0, drop_remainder=False,
-               features=None, cycle_length=2):
+               features=None, cycle_length=2, length_buckets=None):
         """A batched `(features, labels)` dataset of the examples with their
         cached taps, read from disk shard by shard.
 
@@ -344,6 +344,11 @@ class TeacherCache:
                 encoder (`encoder.encode_examples`). The cached taps are
                 added under `"teacher/<tap>"`.
             cycle_length: int. Shards read concurrently.
+            length_buckets: a `kdplug.data.length_buckets.LengthBuckets`:
+                batches of similar lengths, each cut (inputs and per-token
+                taps) to its longest sentence; adds a window and a buffer
+                of `window * batch_size` examples each to the peak memory.
+                None: every batch padded to `sequence_length`.
 
         Examples:
 
@@ -392,7 +397,11 @@ class TeacherCache:
         if shuffle:
             ds = ds.shuffle(min(self.shard_size, self.num_examples), seed=seed + 1,
                             reshuffle_each_iteration=True)
-        ds = ds.batch(batch_size, drop_remainder=drop_remainder)
+        if length_buckets is None:
+            ds = ds.batch(batch_size, drop_remainder=drop_remainder)
+        else:
+            ds = length_buckets.batch(ds, batch_size, self.num_examples, shuffle=shuffle,
+                                      seed=seed, drop_remainder=drop_remainder)
         batches = (self.num_examples // batch_size if drop_remainder
                    else -(-self.num_examples // batch_size))
         ds = ds.apply(tf.data.experimental.assert_cardinality(batches))

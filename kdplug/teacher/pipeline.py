@@ -4,6 +4,7 @@ import tensorflow as tf
 from keras import ops
 
 from kdplug import keys
+from kdplug.data.trimming import trim_to_longest
 from kdplug.errors import KdplugError
 from kdplug.training.distribution import precision_policy
 
@@ -173,17 +174,6 @@ def carries_taps(dataset, tap_names):
 def per_example_tap(name):
     """Taps with one vector per example, which padding cannot change."""
     return name in ("logits", "pooled") or name.startswith("cls/")
-
-
-def trim_to_longest(inputs, multiple=8):
-    """`(batch, seq)` inputs cut to the batch's longest sequence (rounded up
-    to `multiple`, at most `seq`); padding is assumed on the right."""
-    mask = inputs[keys.PADDING_MASK]
-    seq = tf.shape(mask)[1]
-    longest = tf.reduce_max(tf.reduce_sum(tf.cast(mask, "int32"), axis=1))
-    length = tf.minimum(seq, (longest + multiple - 1) // multiple * multiple)
-    length = tf.maximum(length, 1)
-    return {k: v[:, :length] if k in keys.TOKEN_INPUTS else v for k, v in inputs.items()}
 
 
 def inference_copy(teacher, dtype):

@@ -126,6 +126,14 @@ class MTDNNEnsembleMethod(kdplug.Method):
                 "...); one teacher.finetune.seed would make every member the same "
                 "model; remove it", config.file, "teacher.finetune.seed",
                 config.teacher.finetune.seed)
+        from kdplug_plugins.mtdnn.task import Task
+
+        for i, task in enumerate(tasks):
+            if not Task.resolve(task, config.data).data.has_test:
+                raise ConfigError(
+                    "mtdnn-ensemble evaluates every task on its test split, and "
+                    "this task's data has none (data.test_split is null, or no "
+                    "data.test)", config.file, f"method.tasks[{i}]", task.name)
         if config.augment:
             raise ConfigError("mtdnn-ensemble does not use augmenters",
                               config.file, "augment", config.augment)

@@ -1,7 +1,7 @@
 """The Markdown summary of an `mtdnn-ensemble` run (`summary.md`)."""
 
-import math
-import os
+from kdplug.evaluation.report import history_lines
+from kdplug.evaluation.report import plot_lines
 
 VARIANT_TITLES = {
     "teacher": "teacher ensemble",
@@ -103,19 +103,8 @@ def summary_markdown(report):
     lines += [f"- {key}: {value:.0f} s" for key, value in report["seconds"].items()]
     for note in (report.get("export") or {}).get("notes", []):
         lines += ["", f"Note: {note}."]
-    if report.get("plots"):
-        lines += ["", "## Plots", ""]
-        lines += [f"![{name}]({os.path.basename(path)})"
-                  for name, path in report["plots"].items()]
+    lines += plot_lines(report)
     lines += ["", "## Students", ""]
-    for stage, hist in report["history"].items():
-        if not hist:
-            lines.append(f"- **{stage}**: finished in an earlier run")
-            continue
-        final = ", ".join(f"{key} {values[-1]:.4f}"
-                          for key, values in sorted(hist.items())
-                          if values and math.isfinite(values[-1]))
-        epochs = len(next(iter(hist.values()), []))
-        lines.append(f"- **{stage}** ({epochs} epochs): {final}")
+    lines += history_lines(report)
     lines.append("")
     return "\n".join(lines)

@@ -56,6 +56,11 @@ class Task:
                         "num_classes", "max_train_examples")
             if getattr(task_cfg, key) is not None
         }
+        if "path" in overrides:  # the task's own file, with a split column
+            overrides.update(train=None, dev=None, test=None)
+        if task_cfg.type == "regression" or overrides.keys() & {
+                "path", "label_column", "num_classes"}:
+            overrides["label_names"] = None  # the data section's classes are not its
         data = dataclasses.replace(data_cfg, **overrides)
         regression = task_cfg.type == "regression"
         return cls(

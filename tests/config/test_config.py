@@ -110,6 +110,29 @@ def test_bad_teacher_pipeline_names_the_field(tmp_path, pipeline, message):
     assert "teacher.pipeline" in str(err)
 
 
+@pytest.mark.parametrize("value,expected", [
+    (None, None), (False, None), (True, (16, 8)), ({"window": 1}, (1, 8)),
+    ({"window": 4, "multiple": 16}, (4, 16)),
+])
+def test_length_buckets_switch_and_defaults(value, expected):
+    doc = base()
+    doc["training"] = {"length_buckets": value}
+    buckets = config_from_dict(doc).training.length_buckets
+    assert (buckets and (buckets.window, buckets.multiple)) == expected
+
+
+@pytest.mark.parametrize("value,message", [
+    ({"window": 0}, "training.length_buckets.window: must be in [1, 4096] (got 0)"),
+    ({"multipl": 8}, "'multiple'"),
+    ("yes", "training.length_buckets: expected a mapping"),
+])
+def test_bad_length_buckets_name_the_field(tmp_path, value, message):
+    doc = base()
+    doc["training"] = {"length_buckets": value}
+    err, path = error_for(doc, tmp_path)
+    assert path in str(err) and message in str(err)
+
+
 def test_missing_required_field(tmp_path):
     doc = base()
     del doc["teacher"]

@@ -130,3 +130,28 @@ def test_stage_dataset():
                          name="mlm2")
     with pytest.raises(KdplugError, match="different masking"):
         needs_masking([mlm, other])
+
+
+@pytest.mark.parametrize("max_predictions", [None, 2, 20])
+def test_batches_cut_to_their_longest_sentence_mask_as_many_tokens(max_predictions):
+    # Length buckets trim batches, so the length is known only at run time:
+    # P follows each batch (ceil(length * rate), or max_predictions, at most
+    # the length) and every example masks as many tokens as padded.
+    ids, mask, _ = batch_with_sep(64)
+    ids[:, 9:], mask[:, 9:] = PAD, 0  # longest 9 -> trimmed batch of width 9
+    options = {**OPTIONS, "max_predictions": max_predictions}
+    trimmed = tf.function(lambda i, m: mask_tokens(i, m, tf.constant([4, 2]), **options),
+                          input_signature=[tf.TensorSpec([None, None], tf.int32)] * 2)
+    cut = {k: v.numpy() for k, v in trimmed(ids[:, :9], mask[:, :9]).items()}
+    full = run(ids, mask, (4, 2), max_predictions=max_predictions)
+    slots = {None: 2, 2: 2, 20: 9}[max_predictions]  # ceil(9 * 0.15) = 2
+    assert cut["mask_positions"].shape == (64, slots)
+    assert cut["token_ids"].shape == (64, 9)
+    np.testing.assert_array_equal(cut["mask_weights"].sum(1), full["mask_weights"].sum(1))
+    assert (cut["mask_positions"] < 9).all()
+    selected = np.zeros((64, 9), bool)
+    rows = np.repeat(np.arange(64), slots)
+    selected[rows, cut["mask_positions"].ravel()] = cut["mask_weights"].ravel() > 0
+    changed = cut["token_ids"] != ids[:, :9]
+    assert not (changed & ~selected).any()  # only selected tokens change
+    assert not (selected & (mask[:, :9] == 0)).any()  # padding never selected

@@ -90,8 +90,12 @@ def test_registered_and_config_validates():
     assert e.field == "method" and "sampling_temperature" in str(e)
     e = error(lambda d: d["teacher"].pop("finetune"))
     assert e.field == "teacher.finetune" and "tweet_sentiment" in str(e)
+    e = error(lambda d: d["teacher"]["finetune"].update(seed=0))
+    assert e.field == "teacher.finetune.seed" and "same model" in str(e)
     e = error(lambda d: d["method"].pop("tasks"))
     assert e.field == "method.tasks" and "required" in str(e)
+    e = error(lambda d: d["data"].update(test_split=None))  # issue #17: test optional
+    assert e.field == "method.tasks[0]" and "evaluates every task on its test split" in str(e)
 
 
 # ----------------------------------------------------------- loss terms

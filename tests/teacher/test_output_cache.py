@@ -13,6 +13,7 @@ from kdplug import testing
 from kdplug.cli import main
 from kdplug.data import Examples
 from kdplug.data import TextEncoder
+from kdplug.data.length_buckets import LengthBuckets
 from kdplug.data.transfer_set import AugmentStep
 from kdplug.data.transfer_set import build_transfer_set
 from kdplug.errors import KdplugError
@@ -468,6 +469,38 @@ def test_stream_reads_every_example_once_with_its_outputs(tmp_path, teacher, enc
         assert got[ids][0] == label
         for key, value in outputs.items():
             np.testing.assert_array_equal(got[ids][1][key], value)
+
+
+def test_stream_in_length_buckets_cuts_inputs_and_taps_together(tmp_path, teacher,
+                                                                encoder, examples):
+    taps = ["logits", "hidden/1", "attention/2"]
+    cache = eager_cache(teacher, encoder, examples, taps, shard_size=16,
+                        root=str(tmp_path))
+    cache.precompute()
+    expected = {tuple(x["token_ids"][i].numpy()[x["padding_mask"][i].numpy() > 0]):
+                {k: x[k][i].numpy() for k in x if k.startswith("teacher/")}
+                for x, _ in encoder.dataset(examples, 8, extra=cache.load())
+                for i in range(len(x["token_ids"]))}
+    assert len(expected) == len(examples)  # distinct sentences
+    ds = cache.stream(8, shuffle=True, seed=3,
+                      length_buckets=LengthBuckets(window=2, multiple=4))
+    assert int(ds.cardinality()) == 5
+    seen = 0
+    for x, _ in ds:
+        width = x["token_ids"].shape[1]
+        assert width % 4 == 0 or width == SEQ
+        assert x["teacher/hidden/1"].shape[1] == width
+        assert x["teacher/attention/2"].shape[2:] == (width, width)
+        for i in range(len(x["token_ids"])):
+            ids = x["token_ids"][i].numpy()
+            want = expected[tuple(ids[x["padding_mask"][i].numpy() > 0])]
+            np.testing.assert_array_equal(x["teacher/logits"][i], want["teacher/logits"])
+            np.testing.assert_array_equal(x["teacher/hidden/1"][i],
+                                          want["teacher/hidden/1"][:width])
+            np.testing.assert_array_equal(x["teacher/attention/2"][i],
+                                          want["teacher/attention/2"][:, :width, :width])
+            seen += 1
+    assert seen == len(examples)
 
 
 def test_stream_heals_a_damaged_shard_before_reading(tmp_path, teacher, encoder,

@@ -25,6 +25,7 @@ def play(callback, model, values, resume_at=0):
     weights become the epoch number, so restored weights name their epoch.
     Returns the epochs that ran (stopping early ends the loop)."""
     callback.set_model(model)
+    callback.set_params({"epochs": len(values)})
     model.stop_training = False
     callback.on_train_begin()
     ran = []
@@ -55,6 +56,13 @@ def test_stops_after_patience_and_restores_the_best_epoch(tmp_path):
     assert summary == {"monitor": "val_accuracy", "mode": "max", "best_epoch": 2,
                        "best_value": 0.7, "epochs_run": 4, "stopped_early": True,
                        "values": [0.5, 0.7, 0.6, 0.65]}
+
+
+def test_patience_running_out_at_the_last_epoch_is_not_stopping_early(tmp_path):
+    model = constant_model()
+    best = KeepBestEpoch(str(tmp_path / "best"), "val_accuracy", patience=2)
+    assert play(best, model, [0.5, 0.7, 0.6, 0.6]) == [0, 1, 2, 3]
+    assert best.summary()["stopped_early"] is False and kept_epoch(model) == 1
 
 
 def test_min_mode_min_delta_and_nan(tmp_path):

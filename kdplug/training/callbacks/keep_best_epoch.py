@@ -129,7 +129,9 @@ class KeepBestEpoch(keras.callbacks.Callback):
         storage.write_json(os.path.join(self.folder, STATE), {
             "monitor": self.monitor, "values": self.values})
         waited = epoch - (best if best is not None else -1)
-        if self.patience is not None and waited >= self.patience:
+        planned = (self.params or {}).get("epochs")
+        last = planned is not None and epoch + 1 >= planned
+        if self.patience is not None and waited >= self.patience and not last:
             self.stopped_early = True
             self.model.stop_training = True
             log.info("stage %s: early stopping after epoch %d (%s has not improved "

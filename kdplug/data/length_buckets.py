@@ -1,0 +1,131 @@
+"""`LengthBuckets`: the student's batches grouped by sentence length, each
+cut to its longest sentence (`training.length_buckets:`)."""
+
+import tensorflow as tf
+
+from kdplug.data.trimming import real_lengths
+from kdplug.data.trimming import trim_to_longest
+from kdplug.errors import KdplugError
+
+# The batch order's shuffle gets a seed of its own, derived from the run's:
+# two tf.data shuffles with the same seed draw the same random numbers.
+BATCH_SEED_OFFSET = 1_000_003
+
+
+class LengthBuckets:
+    """Batches of sentences of similar length, each cut to its longest one.
+
+    Replaces the `.batch()` of a dataset of single examples (already
+    shuffled, for training). Examples are taken `window * batch_size` at a
+    time; each window is sorted by length (`kdplug.data.trimming.
+    real_lengths`: the real positions of every padding mask) and cut into
+    `window` batches; with `shuffle` the batches are then shuffled in a
+    buffer of `window` batches (seeded, deterministic, reshuffled every
+    epoch), so a batch holds sentences of similar length but the batch
+    order does not go from short to long. Each batch is finally cut to its
+    longest sentence rounded up to `multiple`
+    (`kdplug.data.trimming.trim_to_longest`: token, pair and word inputs,
+    and the teacher's per-token features carried in the batch), so an
+    XLA-compiled step compiles at most `sequence_length / multiple` shapes.
+
+    Every example appears exactly once per epoch, and the number of batches
+    is the plain pipeline's (`ceil(n / batch_size)`, or `floor` with
+    `drop_remainder`: only the last window can leave a partial batch); the
+    dataset's cardinality is asserted, so a learning-rate schedule can count
+    its steps. Memory: one window of examples in the sort, plus a buffer of
+    `window` batches.
+
+    `window: 1` keeps the plain pipeline's batches (the same examples
+    together, in the same order) and only trims them: per-example outputs
+    are unchanged, since every model and loss term masks padding out. A
+    larger window saves more (batches of similar lengths carry little
+    padding) but puts sentences of similar length together in a batch,
+    which the plain pipeline does not; see docs/performance.md, "Length
+    buckets", for what it saves and what it changes.
+
+    Args:
+        window: int >= 1. Batches per sorting window.
+        multiple: int >= 1. Trimmed lengths are rounded up to a multiple of
+            this.
+
+    Examples:
+
+    ```python
+    buckets = LengthBuckets(window=16, multiple=8)
+    train_ds = encoder.dataset(splits["train"], 32, shuffle=True, seed=0,
+                               length_buckets=buckets)
+    # or, for single examples from anywhere:
+    ds = buckets.batch(examples_ds.shuffle(n, seed=0), 32, num_examples=n,
+                       shuffle=True, seed=0)
+    ```
+    """
+
+    def __init__(self, window=16, multiple=8):
+        for name, value in (("window", window), ("multiple", multiple)):
+            if isinstance(value, bool) or int(value) != value or value < 1:
+                raise KdplugError(f"length buckets: {name} must be an integer >= 1, "
+                                  f"got {value!r}")
+        self.window = int(window)
+        self.multiple = int(multiple)
+
+    def batch(self, dataset, batch_size, num_examples, shuffle=False, seed=0,
+              drop_remainder=False):
+        """Batches `dataset`'s examples by length and trims each batch.
+
+        Args:
+            dataset: a `tf.data.Dataset` of single examples, `(features,
+                labels[, weights])` or a features dict; `features` holds
+                padded `(seq,)` inputs and their padding masks.
+            batch_size: int.
+            num_examples: int. Examples in `dataset` (the cardinality of
+                the result is asserted from it).
+            shuffle: bool. Shuffle the batches' order (seeded, every epoch
+                anew); shuffle the examples before, too.
+            seed: int. The run's seed.
+            drop_remainder: bool. Drop the last partial batch.
+
+        Returns:
+            The batched dataset, `num_batches(...)` batches.
+        """
+        batch_size = int(batch_size)
+        if self.window == 1:  # the plain batches, trimmed
+            ds = dataset.batch(batch_size, drop_remainder=drop_remainder)
+        else:
+            ds = dataset.batch(self.window * batch_size)
+            ds = ds.map(_sorted_by_length, num_parallel_calls=tf.data.AUTOTUNE,
+                        deterministic=True)
+            ds = ds.flat_map(lambda *window: tf.data.Dataset.from_tensor_slices(
+                window[0] if len(window) == 1 else window).batch(
+                    batch_size, drop_remainder=drop_remainder))
+            if shuffle:
+                ds = ds.shuffle(self.window, seed=seed + BATCH_SEED_OFFSET,
+                                reshuffle_each_iteration=True)
+        ds = ds.map(self.trim, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+        return ds.apply(tf.data.experimental.assert_cardinality(
+            num_batches(num_examples, batch_size, drop_remainder)))
+
+    def trim(self, features, *rest):
+        """One batch `(features, ...)` with its features cut to the longest
+        sequence (`trim_to_longest(features, multiple)`)."""
+        features = trim_to_longest(features, self.multiple)
+        return (features, *rest) if rest else features
+
+    def __repr__(self):
+        return f"LengthBuckets(window={self.window}, multiple={self.multiple})"
+
+
+def num_batches(num_examples, batch_size, drop_remainder=False):
+    """Batches of `batch_size` in `num_examples` examples."""
+    if drop_remainder:
+        return int(num_examples) // int(batch_size)
+    return -(-int(num_examples) // int(batch_size))
+
+
+def _sorted_by_length(*element):
+    """A window `(features, ...)` with its examples in increasing length
+    (stable: equal lengths keep their order)."""
+    features = element[0]
+    order = tf.argsort(real_lengths(features), stable=True)
+    sort = lambda t: tf.gather(t, order)  # noqa: E731
+    out = tuple(tf.nest.map_structure(sort, part) for part in element)
+    return out if len(out) > 1 else out[0]

@@ -1,0 +1,126 @@
+"""Cutting a batch's padding: every padded input to the batch's longest
+sequence, teacher features carried in the batch along with it.
+
+Inputs are padded on the right to `data.sequence_length`. Positions past a
+batch's longest sequence are padding in every example, and every model and
+loss term masks padding out (attention masks padded keys, LSTMs skip masked
+steps, per-token terms average over real tokens only), so a batch cut to
+its longest sequence gives the same per-example outputs for less work.
+`trim_to_longest` is the one implementation, used by the teacher pipeline
+(`kdplug.teacher.pipeline`) and by the student's length buckets
+(`kdplug.data.length_buckets`).
+"""
+
+import tensorflow as tf
+
+from kdplug import keys
+
+# Teacher taps with one vector per token, `(batch, seq, width)`, and attention
+# maps, `(batch, heads, seq, seq)`: cut along the token axes.
+TOKEN_TAPS = ("embeddings", "hidden/")
+ATTENTION_TAPS = ("attention/", "attention_scores/")
+
+
+def token_axes(tap):
+    """The axes of teacher tap `tap` that run over the token positions.
+
+    Args:
+        tap: a tap name (`logits`, `hidden/3`, `attention_scores/2`, ...).
+
+    Returns:
+        `(1,)` for `embeddings` and `hidden/<i>`, `(2, 3)` for
+        `attention/<i>` and `attention_scores/<i>`, `()` for everything else
+        (per-example taps: `logits`, `pooled`, `cls/<i>`, and any tap kdplug
+        does not know, which is never cut).
+
+    Examples:
+
+    >>> token_axes("hidden/2"), token_axes("attention_scores/1"), token_axes("logits")
+    ((1,), (2, 3), ())
+    """
+    if tap == TOKEN_TAPS[0] or tap.startswith(TOKEN_TAPS[1]):
+        return (1,)
+    if tap.startswith(ATTENTION_TAPS):
+        return (2, 3)
+    return ()
+
+
+def real_lengths(features):
+    """Real positions of each example, `(batch,)` int32: the sum of every
+    padding mask in `features` (`keys.PADDED_GROUPS`; zeros when there is
+    none). One number per example to sort a batch or a window by."""
+    masks = [_count(features[m]) for m in keys.PADDED_GROUPS if m in features]
+    if not masks:
+        first = next(iter(features.values()))
+        return tf.zeros(tf.shape(first)[:1], "int32")
+    return tf.add_n(masks)
+
+
+def trimmed_length(mask, multiple=8):
+    """The length a batch with padding mask `mask` `(batch, seq)` is cut to:
+    its longest sequence rounded up to `multiple`, at least 1 and at most
+    `seq` (a scalar int32 tensor)."""
+    seq = tf.shape(mask)[1]
+    longest = tf.reduce_max(_count(mask))
+    length = tf.minimum(seq, (longest + multiple - 1) // multiple * multiple)
+    return tf.maximum(length, 1)
+
+
+def trim_to_longest(features, multiple=8):
+    """A batch's padded inputs cut to the batch's longest sequence.
+
+    Each padding mask of `keys.PADDED_GROUPS` present in `features` cuts
+    itself and its ids to its own longest sequence rounded up to `multiple`
+    (at most the padded length): the teacher's `token_ids` / `segment_ids` /
+    `padding_mask`, a pair's per-sentence `token_ids_a` / `_b`, a word
+    student's `word_ids` (and `_b`). Teacher features carried in the batch
+    that run over the tokens (`teacher/embeddings`, `teacher/hidden/<i>`:
+    axis 1; `teacher/attention/<i>`, `teacher/attention_scores/<i>`: axes 2
+    and 3, see `token_axes`) are cut to the length of `padding_mask`, the
+    encoding the teacher read, so they stay aligned with a student reading
+    the same tokens. Everything else (labels, per-example taps, masking
+    targets) is kept as it is. Padding is assumed on the right.
+
+    With lengths rounded to `multiple`, an XLA-compiled step sees at most
+    `sequence_length / multiple` shapes, each compiled once.
+
+    Args:
+        features: dict of batched tensors.
+        multiple: int >= 1.
+
+    Returns:
+        A new dict with the same keys.
+
+    Examples:
+
+    ```python
+    x = {"token_ids": ids, "segment_ids": seg, "padding_mask": mask,
+         "teacher/hidden/2": h}            # (32, 48), (32, 48, 384)
+    short = trim_to_longest(x, 8)          # longest sentence 19 tokens
+    short["token_ids"].shape[1], short["teacher/hidden/2"].shape[1]   # 24, 24
+    ```
+    """
+    out = dict(features)
+    lengths = {}
+    for mask_key, ids in keys.PADDED_GROUPS.items():
+        if mask_key not in features:
+            continue
+        length = lengths[mask_key] = trimmed_length(features[mask_key], multiple)
+        for key in (mask_key, *ids):
+            if key in out:
+                out[key] = out[key][:, :length]
+    if keys.PADDING_MASK in lengths:
+        length = lengths[keys.PADDING_MASK]
+        for tap in keys.teacher_taps(features):
+            axes = token_axes(tap)
+            key = keys.teacher_key(tap)
+            if axes == (1,):
+                out[key] = out[key][:, :length]
+            elif axes == (2, 3):
+                out[key] = out[key][:, :, :length, :length]
+    return out
+
+
+def _count(mask):
+    """Nonzero entries of each row of a `(batch, seq)` mask, int32."""
+    return tf.reduce_sum(tf.cast(tf.cast(mask, "bool"), "int32"), axis=-1)

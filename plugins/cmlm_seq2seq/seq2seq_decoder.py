@@ -1,0 +1,110 @@
+import keras_hub
+import numpy as np
+import tensorflow as tf
+from keras import ops
+
+from kdplug_plugins.cmlm_seq2seq import seq2seq_keys as sk
+
+STRATEGIES = ("greedy", "beam")
+
+
+class Seq2SeqDecoder:
+    """Greedy or beam-search decoding of a `Seq2SeqModel` with keras-hub's
+    samplers (`GreedySampler`, `BeamSampler`).
+
+    The source is encoded once per batch; the encoding travels in the
+    sampler's cache (so the beam sampler repeats and reorders it with the
+    beams). Each step decodes the prefix buffer `[CLS] y_1 .. y_{t-1}` and
+    projects only position `t - 1` onto the vocabulary. Once a row (a beam) has produced
+    the end token ([SEP]), every later step gives all its probability to
+    [PAD]: a finished beam keeps its score, and the loop stops when every
+    row has ended (or the buffer is full). Beam scores are summed log
+    probabilities, with no length penalty (the samplers have none).
+
+    Args:
+        model: a `Seq2SeqModel` (`encode`, `decode_states`, `project`,
+            `decoder_length`).
+        start_id, end_id, pad_id: the tokenizer's [CLS], [SEP], [PAD] ids.
+        strategy: `greedy` or `beam`.
+        beam_width: int. Beams (`beam` only).
+
+    Examples:
+
+    ```python
+    decoder = Seq2SeqDecoder(student, tokenizer.cls_token_id,
+                             tokenizer.sep_token_id, tokenizer.pad_token_id,
+                             strategy="beam", beam_width=5)
+    id_lists = decoder.generate(encoder.source_arrays(["hello world"]))
+    ```
+    """
+
+    def __init__(self, model, start_id, end_id, pad_id, strategy="greedy",
+                 beam_width=5):
+        if strategy not in STRATEGIES:
+            raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+        self.model = model
+        self.start_id, self.end_id, self.pad_id = int(start_id), int(end_id), int(pad_id)
+        self.strategy = strategy
+        self.beam_width = int(beam_width)
+        if strategy == "beam":
+            self.sampler = keras_hub.samplers.BeamSampler(num_beams=self.beam_width)
+        else:
+            self.sampler = keras_hub.samplers.GreedySampler()
+        self._generate = tf.function(self._generate_batch, reduce_retracing=True)
+
+    def _generate_batch(self, token_ids, padding_mask):
+        model = self.model
+        encoder_mask = ops.cast(padding_mask, "bool")
+        encoded = model.encode(token_ids, encoder_mask, training=False)
+        batch, length = ops.shape(token_ids)[0], model.decoder_length
+        first = ops.arange(length)[None, :] == 0
+        prompt = ops.where(first, self.start_id, self.pad_id)
+        prompt = ops.cast(ops.broadcast_to(prompt, (batch, length)), "int32")
+        prompt_mask = ops.broadcast_to(first, (batch, length))
+        forced = ops.where(ops.arange(model.vocabulary_size) == self.pad_id, 0.0, -1e9)
+
+        def next(prompt, cache, index):
+            encoded, encoder_mask = cache
+            states = model.decode_states(encoded, encoder_mask, prompt,
+                                         ops.ones_like(prompt, dtype="bool"))
+            logits = model.project(ops.take(states, index - 1, axis=1))
+            before = ops.arange(length)[None, :] < index
+            done = ops.any(ops.logical_and(prompt == self.end_id, before), axis=1)
+            logits = ops.where(done[:, None], forced[None, :], logits)
+            return logits, None, cache
+
+        return self.sampler(next, prompt, cache=(encoded, encoder_mask), index=1,
+                            mask=prompt_mask, stop_token_ids=[self.end_id])
+
+    def generate_ids(self, arrays, batch_size=64):
+        """The decoder buffers `(n, decoder_length)` for encoder inputs
+        `{encoder_token_ids, encoder_padding_mask}`."""
+        ids = np.asarray(arrays[sk.ENCODER_TOKEN_IDS], "int32")
+        mask = np.asarray(arrays[sk.ENCODER_PADDING_MASK], "int32")
+        n = len(ids)
+        if n == 0:
+            return np.zeros((0, self.model.decoder_length), "int32")
+        size = min(batch_size, n)  # one shape: the last batch is padded
+        out = []
+        for lo in range(0, n, size):
+            chunk_ids, chunk_mask = ids[lo:lo + size], mask[lo:lo + size]
+            real = len(chunk_ids)
+            if real < size:
+                chunk_ids = np.concatenate([chunk_ids, np.repeat(chunk_ids[:1], size - real, 0)])
+                chunk_mask = np.concatenate([chunk_mask, np.repeat(chunk_mask[:1], size - real, 0)])
+            out.append(np.asarray(self._generate(chunk_ids, chunk_mask))[:real])
+        return np.concatenate(out)
+
+    def generate(self, arrays, batch_size=64):
+        """Generated word-piece ids per example: the buffer after [CLS], up
+        to (not including) the first [SEP]."""
+        return [self.strip(row) for row in self.generate_ids(arrays, batch_size)]
+
+    def strip(self, row):
+        out = []
+        for token in np.asarray(row)[1:].tolist():
+            if token == self.end_id:
+                break
+            if token != self.pad_id:
+                out.append(int(token))
+        return out

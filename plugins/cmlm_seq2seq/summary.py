@@ -1,0 +1,77 @@
+"""The Markdown summary of a `cmlm-seq2seq` run (`summary.md`)."""
+
+from kdplug.evaluation.report import history_lines
+from kdplug.evaluation.report import plot_lines
+
+TITLES = {"mle": "student, gold targets only (MLE)",
+          "cmlm_kd": "student + C-MLM distillation"}
+
+
+def results_table(report):
+    """One row per student variant: BLEU, exact match, token accuracy,
+    perplexity, parameters."""
+    lines = ["| model | BLEU | exact match | token accuracy | perplexity | parameters |",
+             "|---|---|---|---|---|---|"]
+    for name, r in report["variants"].items():
+        lines.append(
+            f"| {TITLES.get(name, name)} | {r['bleu']:.2f} | {r['exact_match']:.2%} | "
+            f"{r['token_accuracy']:.4f} | {r['perplexity']:.2f} | {r['params']:,} |")
+    return lines
+
+
+def samples(report):
+    """The first test examples with every variant's output."""
+    variants = report["variants"]
+    first = next(iter(variants.values()))["samples"]
+    lines = []
+    for i, sample in enumerate(first):
+        lines += [f"{i + 1}. source: `{sample['source']}`",
+                  f"   - reference: `{sample['reference']}`"]
+        for name, r in variants.items():
+            lines.append(f"   - {name}: `{r['samples'][i]['generated']}`")
+    return lines
+
+
+def summary_markdown(report):
+    """`summary.md` of a run's report (see `CmlmSeq2SeqRunner`)."""
+    t, task, d = report["teacher"], report["task"], report["decoding"]
+    soft = t["soft_labels"]
+    decoding = ("greedy decoding" if d["strategy"] == "greedy"
+                else f"beam search, {d['beam_width']} beams")
+    lines = [
+        f"# {report['name']}: `{report['method']}` sequence-to-sequence distillation",
+        "",
+        f"Data: {report['data']} ({task['train_examples']:,} train, "
+        f"{task['validation_examples']:,} validation, {task['test_examples']:,} test "
+        f"pairs; `{task['source_column']}` -> `{task['target_column']}`).",
+        "",
+        f"Teacher: C-MLM fine-tuned BERT ({t['params']:,} parameters), masking "
+        f"{t['mask_rate']:.0%} of the target; masked-token accuracy on test "
+        f"{t['accuracy']:.4f}. Soft labels: top {soft['top_k']}, {soft['passes']} "
+        f"passes per example, temperature {soft['temperature']:g}"
+        + (" (student tempered too, x T^2)" if soft["temper_student"] else "")
+        + f"; alpha {report['alpha']:g}.",
+        "",
+        f"Test split, {decoding}; BLEU is corpus BLEU (SacreBLEU's 13a "
+        "tokenisation) against the references as the tokenizer writes them:",
+        "",
+        *results_table(report),
+        "",
+        "## Examples",
+        "",
+        *samples(report),
+        "",
+        "## Time",
+        "",
+    ]
+    lines += [f"- {key}: {value:.0f} s" for key, value in report["seconds"].items()]
+    export = report.get("export")
+    if export:
+        lines += ["", "## Export", "", f"`{export['path']}`: "
+                  + ", ".join(export["files"]) + "."]
+        lines += [f"Note: {note}." for note in export.get("notes", [])]
+    lines += plot_lines(report)
+    lines += ["", "## Students", ""]
+    lines += history_lines(report)
+    lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,118 @@
+"""bench/claims.py: every row's config, the verdicts computed by hand, the
+section rendered from stored results (no training: the smoke run is
+`python bench/claims.py --smoke`, about 3 minutes)."""
+
+import os
+import types
+
+import pytest
+from conftest import load_bench_script
+
+from kdplug.config import config_from_dict
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+claims = load_bench_script("claims")
+
+
+def options(**kwargs):
+    values = dict(epochs=4, teacher_epochs=4, intermediate_epochs=3, aug_n=None,
+                  run_root="/tmp/runs/claims", smoke=False, gpu=False,
+                  in_process=False)
+    values.update(kwargs)
+    return types.SimpleNamespace(**values)
+
+
+@pytest.mark.parametrize("row_id", list(claims.ROW_BY_ID))
+def test_every_row_builds_a_valid_config_with_early_stopping(row_id):
+    row = claims.ROW_BY_ID[row_id]
+    for domain in claims.DOMAINS:
+        doc = claims.build_doc(row, domain, 2, options())
+        config = config_from_dict(doc, file=os.path.join(ROOT, "runs", "x.yaml"))
+        assert config.seed == 2 and config.data.path.endswith(
+            os.path.basename(claims.DOMAINS[domain]["path"]))
+        finetune = config.teacher.finetune
+        assert finetune.seed == 0 and finetune.epochs == 4  # one teacher, every seed
+        assert finetune.early_stopping.patience == 1
+        stopping = config.training.early_stopping
+        assert stopping.patience == 1 and config.training.epochs == 4
+        assert config.training.length_buckets.window == 16
+        assert stopping.monitor == ("val_loss" if row_id == "fastbert" else "val_accuracy")
+        assert bool(config.augment) == (row_id == "bilstm_aug")
+
+
+def test_rows_compared_by_a_claim_share_their_student():
+    docs = {r: claims.build_doc(claims.ROW_BY_ID[r], "movie", 0, options())
+            for r in ("ft", "kd", "pkd_last", "pkd_skip")}
+    students = {r: (d["student"]["layers"], d["student"]["init"]) for r, d in docs.items()}
+    assert set(students.values()) == {("first_k", "pretrained")}
+    assert docs["ft"]["method"] == {"name": "kd", "alpha": 0.0, "temperature": 1.0}
+    assert docs["kd"]["method"]["beta"] == 0.0 and docs["kd"]["method"]["name"] == "pkd"
+    tiny = claims.build_doc(claims.ROW_BY_ID["tinybert_no_att"], "movie", 0, options())
+    assert tiny["method"]["attention_weight"] == 0.0
+    assert tiny["method"]["stages"] == ["task_intermediate", "task_prediction"]
+
+
+def test_verdicts_by_hand():
+    # means 0.84 / 0.80, sample sds 0.01 / 0.01: 0.83 > 0.81 -> reproduced
+    assert claims.verdict([0.83, 0.84, 0.85], [0.79, 0.80, 0.81])[0] == "reproduced"
+    result, detail = claims.verdict([0.79, 0.80, 0.81], [0.83, 0.84, 0.85])
+    assert result == "not reproduced" and detail.startswith("-4.00 points")
+    # 0.82 ± 0.02 vs 0.81 ± 0.01: 0.80 < 0.82 -> overlap
+    assert claims.verdict([0.80, 0.82, 0.84], [0.80, 0.81, 0.82])[0].startswith(
+        "inconclusive")
+    assert claims.verdict([0.80, 0.82, 0.84], [0.80, 0.81, 0.82],
+                          at_least=True)[0] == "reproduced (equal within spread)"
+    assert claims.verdict([0.9, 0.9], [0.1, 0.1, 0.1])[0] == "pending"
+    # 0.82/0.84, 0.83/0.84, 0.81/0.84 -> 97.6%, 98.8%, 96.4% (mean 97.6, sd 1.2)
+    result, detail = claims.ratio_verdict([0.82, 0.83, 0.81], 0.84)
+    assert result == "inconclusive (spreads overlap)" and detail.startswith("97.6%")
+    assert claims.ratio_verdict([0.83, 0.83, 0.83], 0.84)[0] == "reproduced"
+    assert claims.ratio_verdict([0.70, 0.71, 0.72], 0.84)[0] == "not reproduced"
+
+
+def fastbert_entry(full, at_half, layers_at_half):
+    return {"fastbert": {"full": {"accuracy": full, "avg_layers": 6.0}, "rows": [
+        {"speed": 0.0, "accuracy": full, "avg_layers": 6.0},
+        {"speed": 0.5, "accuracy": at_half, "avg_layers": layers_at_half}]}}
+
+
+def test_fastbert_verdict_reads_the_half_speed_point():
+    kept = [fastbert_entry(0.85, 0.848, 3.0)] * 3  # -0.2 points, half the layers
+    result, detail = claims.fastbert_verdict(kept)
+    assert result == "reproduced" and "50% of the layers" in detail
+    lost = [fastbert_entry(0.85, 0.80, 2.0)] * 3  # -5 points
+    assert claims.fastbert_verdict(lost)[0] == "not reproduced"
+    none_saved = [fastbert_entry(0.85, 0.85, 6.0)] * 3
+    assert claims.fastbert_verdict(none_saved)[0] == "not reproduced"
+
+
+def entry(row, seed, accuracy, domain="movie"):
+    return {"row": row, "seed": seed, "domain": domain, "accuracy": accuracy,
+            "teacher_accuracy": 0.86, "train_s": 100.0, "smoke": False,
+            "early_stopping": {"distill": {"best_epoch": 2, "epochs_run": 3}},
+            "machine": {"cpus": 2, "cpu": "test cpu", "gpu_hidden": True}}
+
+
+def test_render_from_stored_results():
+    results = {"results": {}}
+    for seed, (ft, kd) in enumerate([(0.80, 0.83), (0.81, 0.84), (0.79, 0.85)]):
+        results["results"][f"movie/ft/seed{seed}"] = entry("ft", seed, ft)
+        results["results"][f"movie/kd/seed{seed}"] = entry("kd", seed, kd)
+    results["results"]["movie/pkd_skip/seed0"] = dict(entry("pkd_skip", 0, 0.5),
+                                                      error="boom")
+    text = claims.render(results)
+    assert "| `kd` |" in text and "0.8400 ± 0.0100" in text and "2/3; 2/3; 2/3" in text
+    assert "| `pkd_skip` |" in text.split("### tweets")[0]  # the failed run: not run
+    line = next(l for l in text.splitlines() if l.startswith("| KD beats fine-tuning"))
+    assert "**reproduced**" in line and "+4.00 points" in line
+    assert "### tweets\n\nNot run yet." in text
+    assert "2 CPU core(s) (test cpu), CPU only" in text
+
+
+def test_campaign_order_is_seed_by_seed_after_the_teacher():
+    args = options(domains=["movie"], seed_list=[0, 1],
+                   rows=claims.select_rows("ft,kd"))
+    order = [(r.id, s) for _, r, s in claims.todo_list(args)]
+    assert order == [("teacher", 0), ("ft", 0), ("kd", 0), ("ft", 1), ("kd", 1)]
+    with pytest.raises(ValueError, match="unknown row or group 'kdd'"):
+        claims.select_rows("kdd")

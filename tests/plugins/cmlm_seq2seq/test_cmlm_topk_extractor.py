@@ -1,0 +1,82 @@
+import numpy as np
+import pytest
+
+from kdplug_plugins.cmlm_seq2seq.seq2seq_encoder import Seq2SeqEncoder
+from kdplug_plugins.cmlm_seq2seq.top_k_extractor import TopKExtractor
+
+from cmlm_helpers import mlm  # noqa: F401  (a fixture)
+from cmlm_helpers import tokenizer  # noqa: F401  (a fixture)
+
+SOURCES = ["good movie", "the plot was dull", "fun"]
+TARGETS = ["movie good", "dull was plot the", "fun film is nice"]
+K = 3
+
+
+def direct(mlm, arrays, row, masked_positions, position):
+    """The MLM's top-K at `position` of `row` with `masked_positions` masked,
+    computed by one plain call."""
+    ids = arrays["token_ids"][row:row + 1].copy()
+    ids[0, masked_positions] = 4  # [MASK]
+    logits = np.asarray(mlm({
+        "token_ids": ids, "segment_ids": arrays["segment_ids"][row:row + 1],
+        "padding_mask": arrays["padding_mask"][row:row + 1],
+        "mask_positions": np.array([[position]], "int32")}, training=False))[0, 0]
+    p = np.exp(logits - logits.max())
+    p /= p.sum()
+    top = np.argsort(-p)[:K]
+    return top, p[top]
+
+
+@pytest.fixture(scope="module")
+def arrays(tokenizer):
+    return Seq2SeqEncoder(tokenizer, 4, 5, 14).teacher_arrays(SOURCES, TARGETS)
+
+
+def test_one_position_per_pass_equals_a_direct_call_with_that_position_masked(
+        mlm, arrays, tokenizer):
+    positions = 6  # max_target_length + 1: every pass masks one position
+    ids, probs = TopKExtractor(mlm, tokenizer.mask_token_id, positions,
+                               passes=positions, top_k=K, batch_size=2).extract(arrays)
+    assert ids.shape == probs.shape == (3, positions, K)
+    assert ids.dtype == np.int32 and probs.dtype == np.float16
+    starts = arrays["target_mask"].argmax(1)
+    counts = arrays["target_mask"].sum(1)
+    for row, j in [(0, 0), (0, 2), (1, 4), (2, 1), (2, 4)]:
+        assert j < counts[row]
+        top, p = direct(mlm, arrays, row, [starts[row] + j], starts[row] + j)
+        assert ids[row, j].tolist() == top.tolist()
+        np.testing.assert_allclose(probs[row, j], p, rtol=2e-3)
+    # past the target (and its [SEP]): zeros
+    assert counts[0] == 3 and not probs[0, 3:].any() and not ids[0, 3:].any()
+
+
+def test_several_positions_per_pass_equal_a_direct_call_pass_by_pass(
+        mlm, arrays, tokenizer):
+    ids, probs = TopKExtractor(mlm, tokenizer.mask_token_id, 6, passes=2,
+                               top_k=K).extract(arrays)
+    start, count = arrays["target_mask"][1].argmax(), arrays["target_mask"][1].sum()
+    assert count == 5
+    for j in range(count):  # pass j % 2 masks positions j % 2, j % 2 + 2, ...
+        together = [start + i for i in range(j % 2, count, 2)]
+        top, p = direct(mlm, arrays, 1, together, start + j)
+        assert ids[1, j].tolist() == top.tolist()
+        np.testing.assert_allclose(probs[1, j], p, rtol=2e-3)
+    assert TopKExtractor(mlm, 4, 6, passes=4).pass_positions(1).tolist() == [1, 5]
+
+
+def test_soft_labels_cache_is_a_listed_teacher_output_entry(tmp_path):
+    from kdplug.teacher.cache_admin import list_entries
+    from kdplug_plugins.cmlm_seq2seq.top_k_cache import TopKCache
+
+    ids = np.arange(2 * 6 * K, dtype="int32").reshape(2, 6, K)
+    probs = np.full((2, 6, K), 0.25, "float16")
+    cache = TopKCache({"teacher": "abc", "top_k": K}, root=str(tmp_path))
+    assert cache.load() is None
+    cache.save(ids, probs)
+    loaded = TopKCache({"teacher": "abc", "top_k": K}, root=str(tmp_path)).load()
+    assert (loaded[0] == ids).all() and loaded[1].dtype == np.float16
+    assert TopKCache({"teacher": "abd", "top_k": K}, root=str(tmp_path)).load() is None
+    [entry] = list_entries(str(tmp_path))
+    assert (entry["kind"], entry["key"], entry["status"]) == (
+        "teacher-outputs", cache.key, "ok")
+    assert entry["detail"] == "2 examples, taps topk_ids,topk_probs, float16, seq 6"
