@@ -35,6 +35,7 @@ import sys
 import time
 
 from benchlib import cpu_model  # bench/ is the script's folder
+from benchlib import parse_seeds
 from benchlib import usable_cpus
 from benchlib import write_marked_section
 
@@ -230,10 +231,7 @@ def parse_args(argv):
     parser.add_argument("--render-only", action="store_true",
                         help="only rewrite the section from bench/results/analysis.json")
     args = parser.parse_args(argv)
-    try:
-        args.seed_list = [int(s) for s in args.seeds.split(",") if s.strip()]
-    except ValueError:
-        parser.error(f"--seeds: expected integers, got {args.seeds!r}")
+    args.seed_list = parse_seeds(parser, args.seeds)
     return args
 
 

@@ -66,3 +66,21 @@ def usable_cpus():
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))
     return os.cpu_count()
+
+
+def machine_text(machine):
+    """One line on a `quality.machine()` record: cores, CPU, GPU use,
+    library versions."""
+    where = "CPU only (GPUs hidden)" if machine.get("gpu_hidden") else "GPU allowed"
+    return (f"{machine.get('cpus')} CPU core(s) ({machine.get('cpu')}), {where}; "
+            f"TensorFlow {machine.get('tensorflow')}, Keras {machine.get('keras')}, "
+            f"keras-hub {machine.get('keras_hub')}")
+
+
+def parse_seeds(parser, text):
+    """`"0,1,2"` -> `[0, 1, 2]`; anything else is `parser.error` naming the
+    option (`--seeds`)."""
+    try:
+        return [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        parser.error(f"--seeds: expected integers, got {text!r}")

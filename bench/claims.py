@@ -44,6 +44,8 @@ import sys
 import time
 
 import quality  # bench/ is the script's folder
+from benchlib import machine_text
+from benchlib import parse_seeds
 from benchlib import write_marked_section
 from quality import load_base
 from quality import load_results
@@ -458,7 +460,7 @@ def render(results, smoke=False):
             cells += [detail, f"**{result}**"]
         lines.append(f"| {claim.text} | {claim.source} | " + " | ".join(cells) + " |")
     lines += ["", "### Machine", ""]
-    machines = sorted({_machine_text(e.get("machine") or {}) for e in results.get(
+    machines = sorted({machine_text(e.get("machine") or {}) for e in results.get(
         "results", {}).values() if "error" not in e})
     lines += [f"- {m}" for m in machines] or ["No results yet."]
     lines += ["", "Regenerate: `python bench/claims.py [--domain D] [--seeds S]` runs "
@@ -474,13 +476,6 @@ def _kept(row, entry):
         return f"{best.get('best_epoch', '?')}/{best.get('epochs_run', '?')}"
     return ", ".join(f"{b['best_epoch']}/{b['epochs_run']}" for b in stops.values()
                      if b) or "–"
-
-
-def _machine_text(m):
-    where = "CPU only (GPUs hidden)" if m.get("gpu_hidden") else "GPU allowed"
-    return (f"{m.get('cpus')} CPU core(s) ({m.get('cpu')}), {where}; TensorFlow "
-            f"{m.get('tensorflow')}, Keras {m.get('keras')}, keras-hub "
-            f"{m.get('keras_hub')}")
 
 
 def write_markdown(path, section):
@@ -543,10 +538,7 @@ def parse_args(argv):
     for d in args.domains:
         if d not in DOMAINS:
             parser.error(f"--domain: unknown {d!r}; known: {', '.join(DOMAINS)}")
-    try:
-        args.seed_list = [int(s) for s in args.seeds.split(",") if s.strip()]
-    except ValueError:
-        parser.error(f"--seeds: expected integers, got {args.seeds!r}")
+    args.seed_list = parse_seeds(parser, args.seeds)
     try:
         args.rows = select_rows(args.only)
     except ValueError as e:

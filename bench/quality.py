@@ -40,6 +40,7 @@ import yaml
 
 from benchlib import cpu_model  # bench/ is the script's folder
 from benchlib import markers
+from benchlib import parse_seeds
 from benchlib import usable_cpus
 from benchlib import write_marked_section
 
@@ -741,10 +742,7 @@ def parse_args(argv):
     args = parser.parse_args(argv)
     if args.epochs < 1 or args.aug_n < 1:
         parser.error("--epochs and --aug-n must be >= 1")
-    try:
-        args.seed_list = [int(s) for s in args.seeds.split(",") if s.strip()]
-    except ValueError:
-        parser.error(f"--seeds: expected integers, got {args.seeds!r}")
+    args.seed_list = parse_seeds(parser, args.seeds)
     args.rows = select_rows(args.only, parser)
     return args
 

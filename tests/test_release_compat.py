@@ -40,7 +40,12 @@ ADDED_SINCE_0_1 = {"cache.disk_budget_gb": 20.0,
                    "training.early_stopping": None,
                    "teacher.finetune.early_stopping": None,
                    # issue #20: one teacher for several student seeds
-                   "teacher.finetune.seed": None}
+                   "teacher.finetune.seed": None,
+                   # issue #17: task metrics; null is each task kind's
+                   # defaults (classification: accuracy, as in 0.1)
+                   "evaluation.metrics": None}
+# Top-level sections added since 0.1: their fields appear in every config.
+SECTIONS_SINCE_0_1 = ("evaluation",)
 # Shipped configs changed on purpose since 0.1: {config: {field: (0.1, now)}}.
 CHANGED_SINCE_0_1 = {
     # issue #21: TinyBERT's taps are cached and streamed within a disk budget
@@ -124,7 +129,7 @@ def test_validate_prints_what_release_0_1_printed(config, capsys, monkeypatch):
     old, new = flatten(yaml.safe_load(resolved)), flatten(yaml.safe_load(document))
     changed = CHANGED_SINCE_0_1.get(config.stem, {})
     added = {field: value for field, value in ADDED_SINCE_0_1.items()
-             if "." not in field
+             if "." not in field or field.split(".")[0] in SECTIONS_SINCE_0_1
              or any(k.startswith(field.rsplit(".", 1)[0] + ".") for k in old)}
     expected_new = {**old, **added,
                     **{field: now for field, (_, now) in changed.items()}}

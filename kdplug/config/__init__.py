@@ -21,6 +21,7 @@ from kdplug.config.schema import parse
 from kdplug.config.sections import AugmentEntry
 from kdplug.config.sections import CacheConfig
 from kdplug.config.sections import DataConfig
+from kdplug.config.sections import EvaluationConfig
 from kdplug.config.sections import ExportConfig
 from kdplug.config.sections import FinetuneConfig
 from kdplug.config.sections import LengthBucketsConfig

@@ -8,6 +8,7 @@ from kdplug.config.schema import to_dict
 from kdplug.config.sections import AnalysisConfig
 from kdplug.config.sections import CacheConfig
 from kdplug.config.sections import DataConfig
+from kdplug.config.sections import EvaluationConfig
 from kdplug.config.sections import ExportConfig
 from kdplug.config.sections import TeacherConfig
 from kdplug.config.sections import TrainingConfig
@@ -55,6 +56,7 @@ class ExperimentConfig:
     cache: Optional[CacheConfig] = None
     export: Optional[ExportConfig] = dataclasses.field(default_factory=ExportConfig)
     analysis: Optional[AnalysisConfig] = None
+    evaluation: EvaluationConfig = dataclasses.field(default_factory=EvaluationConfig)
 
     @property
     def base_dir(self):
@@ -82,4 +84,5 @@ class ExperimentConfig:
             "cache": to_dict(self.cache) if self.cache else False,
             "export": to_dict(self.export) if self.export else False,
             "analysis": to_dict(self.analysis) if self.analysis else False,
+            "evaluation": to_dict(self.evaluation),
         }

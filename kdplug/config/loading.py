@@ -32,6 +32,7 @@ from kdplug.config.sections import AugmentEntry
 from kdplug.config.sections import BehaviourConfig
 from kdplug.config.sections import CacheConfig
 from kdplug.config.sections import DataConfig
+from kdplug.config.sections import EvaluationConfig
 from kdplug.config.sections import ExportConfig
 from kdplug.config.sections import ProbingConfig
 from kdplug.config.sections import TeacherConfig
@@ -55,6 +56,7 @@ class _Top:
     cache: Union[bool, dict, None] = None
     export: Union[bool, dict] = True
     analysis: Union[bool, dict, None] = None
+    evaluation: Optional[dict] = None
 
 
 def load_config(path, plugin_manager=None):
@@ -129,6 +131,8 @@ def config_from_dict(data, file=None, plugin_manager=None):
         cache=cache,
         export=export,
         analysis=parse_analysis(top.analysis, file),
+        evaluation=parse_evaluation(
+            top.evaluation, file, getattr(method_cls, "task_kinds", ("classification",))),
     )
     config.augment_entries = parse_augment(
         top.augment, plugin_manager.augmenters, file,
@@ -221,6 +225,18 @@ def parse_analysis(value, file=None, path="analysis"):
         return AnalysisConfig(**parsed)
     except ValueError as e:
         raise ConfigError(str(e), file, path) from None
+
+
+def parse_evaluation(value, file=None, kinds=("classification",), path="evaluation"):
+    """Validates an `evaluation:` section (absent: every default); each
+    metric must be one of the task kinds in `kinds` (a method's
+    `task_kinds`, default classification), and the error names its entry."""
+    metrics = value.get("metrics") if isinstance(value, dict) else None
+    for index, name in enumerate(metrics if isinstance(metrics, list) else []):
+        problem = EvaluationConfig.problem(name, kinds)
+        if problem:
+            raise ConfigError(problem, file, f"{path}.metrics[{index}]", name)
+    return parse(EvaluationConfig, {} if value is None else value, path, file)
 
 
 def _check_early_stopping(config):

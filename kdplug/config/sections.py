@@ -18,6 +18,7 @@ from kdplug.config.ranges import Fraction
 from kdplug.config.ranges import NonNegativeInt
 from kdplug.config.ranges import PositiveInt
 from kdplug.config.ranges import Range
+from kdplug.errors import did_you_mean
 
 # Ranges shared by several sections (kdplug.config.ranges).
 Epochs = Annotated[int, Range(1, 10_000)]
@@ -194,6 +195,80 @@ class EarlyStoppingConfig:
         if self.mode != "auto":
             return self.mode == "max"
         return not any(word in self.monitor for word in ("loss", "mse", "error"))
+
+
+@dataclasses.dataclass
+class EvaluationConfig:
+    """`evaluation:`: the task metrics reported for teacher and student on the
+    test split (`metrics.json`, `summary.md`) and, beyond accuracy, logged on
+    the validation split every epoch as `val_<metric>` (history,
+    TensorBoard, `training.early_stopping.monitor`).
+
+    Args:
+        metrics: metric names (`METRICS`, by task kind); null: the task
+            kind's defaults (`DEFAULTS`; classification: `[accuracy]`).
+            A metric of another task kind is refused when the config is
+            loaded (the method's tasks say which kinds it has).
+
+    Examples:
+
+    ```python
+    EvaluationConfig(["accuracy", "f1_macro"]).for_kind("classification")
+    # ['accuracy', 'f1_macro']
+    ```
+    """
+
+    # Every metric, by the task kind it measures (docs/configs.md, "evaluation").
+    METRICS = {"classification": ("accuracy", "f1_macro", "f1_micro", "mcc"),
+               "regression": ("pearson", "spearman", "mse"),
+               "token": ("entity_f1",)}
+    DEFAULTS = {"classification": ("accuracy",),
+                "regression": ("pearson", "spearman", "mse")}
+
+    metrics: Optional[List[str]] = None
+
+    def __post_init__(self):
+        if self.metrics is None:
+            return
+        if not self.metrics:
+            raise ValueError("metrics must list at least one metric, or be null "
+                             "(the task kind's defaults)")
+        for name in self.metrics:
+            problem = self.problem(name)
+            if problem:
+                raise ValueError(problem)
+        if len(set(self.metrics)) != len(self.metrics):
+            raise ValueError("metrics lists a metric twice")
+
+    @classmethod
+    def problem(cls, name, kinds=None):
+        """Why `name` cannot be a metric of tasks of `kinds` (None: of any
+        task kind kdplug trains), or None when it can."""
+        known = [metric for names in cls.METRICS.values() for metric in names]
+        if name not in known:
+            return (f"unknown metric{did_you_mean(name, known)}; known: "
+                    f"{', '.join(known)}")
+        kind = cls.kind_of(name)
+        trained = [k for k in cls.DEFAULTS if kinds is None or k in kinds]
+        if kind not in trained:
+            has = "; ".join(f"{k} tasks have {', '.join(cls.METRICS[k])}"
+                            for k in trained)
+            why = ("which kdplug does not train yet" if kind not in cls.DEFAULTS
+                   else f"and this method's tasks are {' and '.join(trained)}")
+            return f"{name} is a metric of {kind} tasks, {why}; {has}"
+        return None
+
+    @classmethod
+    def kind_of(cls, name):
+        """The task kind a metric measures (`classification`, ...)."""
+        return next(kind for kind, names in cls.METRICS.items() if name in names)
+
+    def for_kind(self, kind):
+        """The configured metrics of one task kind (its defaults when
+        `metrics` is null), in the configured order."""
+        if self.metrics is None:
+            return list(self.DEFAULTS[kind])
+        return [name for name in self.metrics if self.kind_of(name) == kind]
 
 
 @dataclasses.dataclass

@@ -49,13 +49,19 @@ def summary_markdown(report):
         shown = ", ".join(f"{i} `{name}`" for i, name in enumerate(names[:20]))
         more = f", ... ({len(names)} classes)" if len(names) > 20 else ""
         lines += [f"Labels: {shown}{more} ({labels['origin']}; `label_map.json`).", ""]
+    # `evaluation.metrics` beyond accuracy: one column each
+    extra = [name for name in s.get("metrics", {}) if name != "accuracy"]
     lines += [
-        f"| model | {split} accuracy | parameters | batch-1 latency (ms) |",
-        "|---|---|---|---|",
-        f"| teacher | {t['accuracy']:.4f} | {t['params']:,} | "
-        f"{t['latency_ms']['median']:.1f} |",
-        f"| student | {s['accuracy']:.4f} | {s['params']:,} | "
-        f"{s['latency_ms']['median']:.1f} |",
+        f"| model | {split} accuracy | "
+        + "".join(f"{split} {name} | " for name in extra)
+        + "parameters | batch-1 latency (ms) |",
+        "|---|---|---|---|" + "---|" * len(extra),
+    ]
+    for role, m in (("teacher", t), ("student", s)):
+        cells = "".join(f"{m['metrics'][name]:.4f} | " for name in extra)
+        lines.append(f"| {role} | {m['accuracy']:.4f} | {cells}{m['params']:,} | "
+                     f"{m['latency_ms']['median']:.1f} |")
+    lines += [
         "",
         f"Student / teacher: accuracy {s['accuracy'] / max(t['accuracy'], 1e-9):.1%}, "
         f"parameters {s['params'] / t['params']:.1%}, speed-up "

@@ -1,9 +1,18 @@
-"""Task metrics: accuracy (classification), Pearson / Spearman / MSE
-(regression), computed from a model's outputs and the gold labels."""
+"""Task metrics: accuracy, F1 (macro / micro) and Matthews correlation
+(classification), Pearson / Spearman / MSE (regression), computed from a
+model's outputs and the gold labels with scikit-learn and SciPy.
+
+Examples:
+
+```python
+metric_values(["accuracy", "f1_macro", "mcc"], logits, labels)
+# {"accuracy": 0.8, "f1_macro": 0.79, "mcc": 0.6}
+```
+"""
 
 import numpy as np
-
-from kdplug.evaluation.measure import masked_accuracy
+from scipy import stats
+from sklearn import metrics as sk
 
 PRIMARY = {"classification": "accuracy", "regression": "pearson"}
 
@@ -15,28 +24,89 @@ def rank(values):
     >>> rank([10.0, 30.0, 20.0, 20.0]).tolist()
     [1.0, 4.0, 2.5, 2.5]
     """
-    values = np.asarray(values, dtype="float64")
-    order = np.argsort(values, kind="mergesort")
-    ranks = np.empty(len(values), dtype="float64")
-    ranks[order] = np.arange(1, len(values) + 1)
-    unique, inverse = np.unique(values, return_inverse=True)
-    sums = np.bincount(inverse, weights=ranks)
-    counts = np.bincount(inverse)
-    return (sums / counts)[inverse]
+    return stats.rankdata(np.asarray(values, dtype="float64"), method="average")
 
 
 def pearson(a, b):
-    """Pearson correlation; 0.0 when either side is constant."""
-    a = np.asarray(a, dtype="float64")
-    b = np.asarray(b, dtype="float64")
-    a, b = a - a.mean(), b - b.mean()
-    denom = np.sqrt((a * a).sum() * (b * b).sum())
-    return float((a * b).sum() / denom) if denom > 0 else 0.0
+    """Pearson correlation; 0.0 when either side is constant (or there are
+    fewer than two values).
+
+    >>> pearson([1.0, 2.0, 3.0], [2.0, 4.0, 7.0]) > 0.99
+    True
+    >>> pearson([1.0, 1.0, 1.0], [2.0, 4.0, 7.0])
+    0.0
+    """
+    return _correlation(stats.pearsonr, a, b)
 
 
 def spearman(a, b):
-    """Spearman's rank correlation (Pearson of average ranks)."""
-    return pearson(rank(a), rank(b))
+    """Spearman's rank correlation; 0.0 when either side is constant.
+
+    >>> spearman([1.0, 2.0, 3.0], [1.0, 5.0, 4.0])
+    0.5
+    """
+    return _correlation(stats.spearmanr, a, b)
+
+
+def _correlation(statistic, a, b):
+    """`statistic(a, b).statistic` (scipy.stats), 0.0 when either side is
+    constant or shorter than two values (where it is undefined)."""
+    a = np.asarray(a, dtype="float64")
+    b = np.asarray(b, dtype="float64")
+    if len(a) < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return 0.0
+    return float(statistic(a, b).statistic)
+
+
+def classification_metrics(names, outputs, labels):
+    """Classification metrics of logits or probabilities `(n, C)` against
+    class ids, skipping labels `< 0` (examples without a gold label); every
+    metric is 0.0 when no example has one.
+
+    `f1_macro` averages the per-class F1 over the classes present in the
+    gold labels or the predictions (scikit-learn's `f1_score`, a class
+    never predicted scores 0); `f1_micro` equals accuracy for single-label
+    data; `mcc` is the multi-class Matthews correlation.
+
+    Args:
+        names: metric names (`kdplug.config.EvaluationConfig.METRICS`).
+        outputs: `(n, C)` array.
+        labels: `(n,)` class ids.
+
+    Returns:
+        `{name: float}` in the order of `names`.
+
+    >>> classification_metrics(["accuracy", "mcc"], np.eye(2)[[0, 1, 1]],
+    ...                        np.array([0, 1, -1]))
+    {'accuracy': 1.0, 'mcc': 1.0}
+    """
+    labels = np.asarray(labels).astype("int64")
+    keep = labels >= 0
+    gold = labels[keep]
+    pred = np.argmax(np.asarray(outputs), axis=-1)[keep]
+    if not len(gold):
+        return {name: 0.0 for name in names}
+    fns = {
+        "accuracy": lambda: sk.accuracy_score(gold, pred),
+        "f1_macro": lambda: sk.f1_score(gold, pred, average="macro", zero_division=0),
+        "f1_micro": lambda: sk.f1_score(gold, pred, average="micro", zero_division=0),
+        "mcc": lambda: sk.matthews_corrcoef(gold, pred),
+    }
+    return {name: float(fns[name]()) for name in names}
+
+
+def regression_metrics(names, outputs, labels):
+    """`pearson`, `spearman`, `mse` of outputs `(n,)` or `(n, 1)` against
+    float targets; `{name: float}` in the order of `names`."""
+    outputs = np.asarray(outputs)
+    pred = outputs.reshape(len(outputs), -1)[:, 0].astype("float64")
+    gold = np.asarray(labels).astype("float64")
+    fns = {
+        "pearson": lambda: pearson(pred, gold),
+        "spearman": lambda: spearman(pred, gold),
+        "mse": lambda: float(np.mean((pred - gold) ** 2)) if len(gold) else 0.0,
+    }
+    return {name: float(fns[name]()) for name in names}
 
 
 def task_metrics(task_type, outputs, labels):
@@ -59,16 +129,8 @@ def task_metrics(task_type, outputs, labels):
     outputs = np.asarray(outputs)
     labels = np.asarray(labels)
     if task_type == "regression":
-        pred = outputs.reshape(len(outputs), -1)[:, 0].astype("float64")
-        gold = labels.astype("float64")
-        return {
-            "pearson": pearson(pred, gold),
-            "spearman": spearman(pred, gold),
-            "mse": float(np.mean((pred - gold) ** 2)),
-            "examples": int(len(gold)),
-        }
-    correct, counted = masked_accuracy(outputs, labels)
-    return {
-        "accuracy": correct / counted if counted else 0.0,
-        "examples": counted,
-    }
+        values = regression_metrics(("pearson", "spearman", "mse"), outputs, labels)
+        return {**values, "examples": int(len(labels))}
+    counted = int((labels.astype("int64") >= 0).sum())
+    return {**classification_metrics(("accuracy",), outputs, labels),
+            "examples": counted}

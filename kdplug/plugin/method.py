@@ -61,6 +61,9 @@ class Method(Configurable):
     """
 
     default_student: ClassVar[dict] = {"kind": "truncated"}
+    # The task kinds a run of this method has: `evaluation.metrics` may name
+    # only their metrics (`kdplug.config.EvaluationConfig.METRICS`).
+    task_kinds: ClassVar[tuple] = ("classification",)
 
     def build_student(self, teacher, student_kind, num_classes):
         """Builds the student; `student_kind` is a configured `StudentKind`.

@@ -16,7 +16,7 @@ LOCK = ".lock"
 # re-run must be checked against the settings that produced them).
 TRAINING_STATE = ("stages", "backup")
 # Parts of a config that do not change what a run trains or measures.
-NOT_SETTINGS = ("name", "output_dir", "export", "analysis")
+NOT_SETTINGS = ("name", "output_dir", "export", "analysis", "evaluation")
 
 
 class RunFolder:

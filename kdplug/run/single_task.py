@@ -15,10 +15,11 @@ from kdplug.data.word_encoder import WordEncoder
 from kdplug.data.word_encoder import word_dataset
 from kdplug.evaluation.export import StudentExporter
 from kdplug.evaluation.measure import LATENCY_RUNS
-from kdplug.evaluation.measure import accuracy
 from kdplug.evaluation.measure import count_params
 from kdplug.evaluation.measure import first_examples
 from kdplug.evaluation.measure import latency_ms
+from kdplug.evaluation.measure import predict_outputs
+from kdplug.evaluation.task_metrics import classification_metrics
 from kdplug.run.runner import Runner
 from kdplug.run.stage_runner import StageRunner
 from kdplug.run.teacher_setup import EVAL_BATCH_SIZE
@@ -182,9 +183,12 @@ class SingleTaskRunner(Runner):
             return outputs, outputs.precompute()
 
     def evaluate(self, teacher, student, test_ds, test_examples, split="test"):
-        """Test accuracy (on `split`), parameters and batch-1 latency of both
+        """Test accuracy and `evaluation.metrics` (on `split`, from one
+        prediction pass per model), parameters and batch-1 latency of both
         models."""
         cfg = self.context.config
+        names = cfg.evaluation.for_kind("classification")
+        measured = ["accuracy", *(name for name in names if name != "accuracy")]
         one = first_examples(test_ds, 1)
         report = {
             "name": cfg.name,
@@ -194,13 +198,16 @@ class SingleTaskRunner(Runner):
             "latency_runs": LATENCY_RUNS,
         }
         for role, model in (("teacher", teacher), ("student", student)):
+            values = classification_metrics(
+                measured, *predict_outputs(model, test_ds, jit_compile=True))
             report[role] = {
-                "accuracy": accuracy(model, test_ds),
+                "accuracy": values["accuracy"],
+                "metrics": {name: values[name] for name in names},
                 "params": count_params(model),
                 "latency_ms": latency_ms(model, one, runs=LATENCY_RUNS),
             }
-            self.context.log.info("%s: %s accuracy %.4f", role, split,
-                                  report[role]["accuracy"])
+            self.context.log.info("%s: %s %s", role, split, ", ".join(
+                f"{name} {value:.4f}" for name, value in values.items()))
         return report
 
     def export(self, student, test_ds, label_map=None):

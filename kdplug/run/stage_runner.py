@@ -19,6 +19,7 @@ from kdplug.training.callbacks import KeepBestEpoch
 from kdplug.training.callbacks import ResumableBackup
 from kdplug.training.callbacks import RunHistory
 from kdplug.training.callbacks import StopOnNaN
+from kdplug.training.callbacks import ValidationMetrics
 from kdplug.training.custom_loop import CustomLoopTrainer
 from kdplug.training.distiller import Distiller
 from kdplug.training.distribution import fit_can_jit_compile
@@ -110,6 +111,8 @@ class StageRunner:
         steps = cfg.steps_per_epoch or int(train_ds.cardinality())
         backup = ctx.path("backup", tag)
         custom_metrics = None if metrics is None else list(metrics)
+        # `evaluation.metrics` beyond val_accuracy, for a single-task student
+        scores = self._validation_metrics(student, val_ds) if metrics is None else None
         with ctx.strategy.scope():
             distiller = Distiller(student, teacher, stage.terms, name=f"distiller_{tag}")
             if metrics is None:  # created in the scope, like the models
@@ -141,6 +144,8 @@ class StageRunner:
             callbacks.insert(1, best)
         if not custom_loop:  # the custom loop checkpoints itself
             callbacks.insert(1, ResumableBackup(backup, stage.name))
+        if scores is not None:  # first: the others read the values it logs
+            callbacks.insert(0, scores)
         callbacks.extend(progress_lines(stage.name, cfg.verbose))
         for extra in ctx.plugins.hook.kdplug_callbacks(config=ctx.config):
             callbacks.extend(extra or [])
@@ -199,6 +204,17 @@ class StageRunner:
             ctx.path("backup", f"{tag}.best"), cfg.monitor, maximize=cfg.maximize,
             patience=cfg.patience, min_delta=cfg.min_delta, model=student,
             stage=stage.name, file=ctx.config.file)
+
+    def _validation_metrics(self, student, val_ds):
+        """`ValidationMetrics` for the classification metrics of
+        `evaluation.metrics` that are not compiled Keras metrics, or None
+        (none configured, or no validation split)."""
+        names = [name for name in
+                 self.context.config.evaluation.for_kind("classification")
+                 if name != "accuracy"]
+        if not names or val_ds is None:
+            return None
+        return ValidationMetrics(student, val_ds, names)
 
     def _pipelined(self, distiller, teacher, train_ds, val_ds):
         """`teacher.pipeline:`: the online teacher's taps computed in the

@@ -1,5 +1,6 @@
 import math
 import os
+import time
 
 import keras
 import keras_hub
@@ -121,6 +122,8 @@ class CmlmSeq2SeqRunner(Runner):
         main = variants[-1][0]
         report = self._report(data, teacher_info, teacher_accuracy, results,
                               students[main], main)
+        report["teacher"]["soft_labels"]["bytes"] = sum(  # as stored: int32 + float16
+            int(array.nbytes) for pair in soft.values() for array in pair)
         report["history"], report["step_history"] = history, step_history
         if cfg.export and ctx.is_chief:
             report["export"] = self._export(students[main])
@@ -265,8 +268,10 @@ class CmlmSeq2SeqRunner(Runner):
         sources, targets = data.splits["test"]
         decoder = Seq2SeqDecoder(student, self.encoder.cls_id, self.encoder.sep_id,
                                  self.encoder.pad_id, mcfg.decoding, mcfg.beam_width)
-        hypotheses = self.encoder.detokenize(
-            decoder.generate(self.encoder.source_arrays(sources), EVAL_BATCH_SIZE))
+        start = time.perf_counter()
+        generated = decoder.generate(self.encoder.source_arrays(sources), EVAL_BATCH_SIZE)
+        decode_s = time.perf_counter() - start
+        hypotheses = self.encoder.detokenize(generated)
         references = self.encoder.normalize(targets)
         features, labels = self.encoder.student_arrays(sources, targets)
         correct = nll = counted = 0.0
@@ -285,6 +290,8 @@ class CmlmSeq2SeqRunner(Runner):
             "exact_match": exact_match(hypotheses, references),
             "token_accuracy": correct / max(counted, 1.0),
             "perplexity": math.exp(nll / max(counted, 1.0)),
+            # test split, batches of EVAL_BATCH_SIZE, first-call tracing included
+            "decode_sentences_per_s": len(sources) / max(decode_s, 1e-9),
             "params": count_params(student),
             "samples": [{"source": s, "reference": r, "generated": h}
                         for s, r, h in list(zip(sources, references, hypotheses))[:SAMPLES]],

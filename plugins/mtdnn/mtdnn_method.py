@@ -73,6 +73,7 @@ class MTDNNEnsembleMethod(kdplug.Method):
     name = "mtdnn-ensemble"
     description = "MT-DNN: multi-task student distilled from per-task teacher ensembles"
     default_student = {"kind": "truncated", "layers": "every_other"}
+    task_kinds = ("classification", "regression")
 
     @dataclasses.dataclass
     class Config:

@@ -1,0 +1,250 @@
+"""BERT -> seq2seq benchmark (issue #19): the same student trained with
+maximum likelihood only and with C-MLM distillation, over seeds.
+
+    python bench/seq2seq.py                   # seeds 0,1,2 of configs/cmlm_seq2seq.yaml
+    python bench/seq2seq.py --seeds 3
+    python bench/seq2seq.py --render-only     # rebuild the section from stored results
+    python bench/seq2seq.py --smoke           # tiny preset + toy pairs, about a minute
+    python bench/seq2seq.py --gpu             # let the runs use a GPU
+
+Each seed is one `kdplug run` of `configs/cmlm_seq2seq.yaml` (punctuation
+restoration built from movie_snippets, `data/punct_restore.md`) with
+`seed: <s>` and `teacher.finetune.seed: 0`: the C-MLM teacher is fine-tuned
+once and its top-K soft labels extracted once (both cached), and every run
+trains the MLE-only student and the distilled student (`mle_baseline`) with
+the same seed and budget, then decodes the test split. Results accumulate in
+`bench/results/seq2seq.json` keyed `seed<s>` (a stored seed is not run
+again unless `--force`); the "seq2seq" section of `docs/results.md` is
+rewritten after every seed: BLEU and exact match (mean ± sample standard
+deviation over seeds), the per-seed gain of distillation, the teacher's
+cost (fine-tuning and soft-label time, soft-label size) and the students'
+decoding speed.
+"""
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+import quality  # bench/ is the script's folder
+from benchlib import machine_text
+from benchlib import parse_seeds
+from benchlib import write_marked_section
+
+ROOT = quality.ROOT
+CONFIG = os.path.join(ROOT, "configs", "cmlm_seq2seq.yaml")
+RESULTS = os.path.join(ROOT, "bench", "results", "seq2seq.json")
+OUT = os.path.join(ROOT, "docs", "results.md")
+TITLE = "## BERT -> seq2seq: C-MLM distillation vs maximum likelihood"
+VARIANTS = {"mle": "student, MLE only", "cmlm_kd": "student + C-MLM distillation"}
+
+
+def build_doc(seed, args, smoke=None):
+    """The config of one seed: configs/cmlm_seq2seq.yaml (or the smoke
+    config) with the seed, the shared teacher seed and the run folder."""
+    doc = quality.load_base("cmlm_seq2seq") if smoke is None else smoke
+    doc = dict(doc, name=f"seq2seq-s{seed}", seed=seed,
+               output_dir=os.path.join(args.run_root, "{name}"))
+    doc["teacher"] = dict(doc["teacher"])
+    doc["teacher"]["finetune"] = dict(doc["teacher"]["finetune"], seed=0)
+    doc["method"] = dict(doc["method"], mle_baseline=True)
+    doc["export"] = False
+    return doc
+
+
+def smoke_doc(folder):
+    """A tiny preset and toy source/target pairs (reversed word order)."""
+    import yaml
+
+    from kdplug import testing
+
+    os.makedirs(folder, exist_ok=True)
+    preset = os.path.join(folder, "teacher")
+    if not os.path.isdir(preset):
+        testing.write_tiny_preset(preset, num_layers=2, hidden_dim=16)
+    data = os.path.join(folder, "pairs.tsv")
+    words = ["a", "fine", "film", "dull", "plot", "great", "acting", "weak"]
+    with open(data, "w", encoding="utf-8") as f:
+        f.write("source\ttarget\tsplit\n")
+        for i in range(90):
+            sentence = [words[(i * 3 + k) % len(words)] for k in range(2 + i % 3)]
+            split = "train" if i < 60 else ("dev" if i < 75 else "test")
+            f.write(f"{' '.join(sentence)}\t{' '.join(reversed(sentence))}\t{split}\n")
+    doc = yaml.safe_load(open(CONFIG, encoding="utf-8"))
+    doc["data"].update(path=data, sequence_length=24)
+    doc["teacher"] = {"source": preset, "dropout": 0.0, "finetune": {
+        "epochs": 1, "batch_size": 16, "learning_rate": 3e-3}}
+    doc["method"].update(max_source_length=8, max_target_length=8, passes=2,
+                         beam_width=2)
+    doc["student"].update(hidden_dim=16, num_heads=2, intermediate_dim=32,
+                          num_encoder_layers=1, num_decoder_layers=1)
+    doc["training"].update(epochs=1, batch_size=16, jit_compile=False, verbose=0)
+    return doc
+
+
+def summarise(seed, report, wall_s, args):
+    teacher = report["teacher"]
+    seconds = report.get("seconds", {})
+    return {
+        "seed": seed,
+        "variants": {name: {k: report["variants"][name][k] for k in (
+            "bleu", "exact_match", "token_accuracy", "perplexity", "params",
+            "decode_sentences_per_s")} for name in VARIANTS if name in report["variants"]},
+        "teacher_masked_accuracy": teacher["accuracy"],
+        "teacher_finetune_s": (teacher.get("finetune") or {}).get("seconds"),
+        "teacher_finetune_cached": bool((teacher.get("finetune") or {}).get("cached")),
+        "soft_labels_s": seconds.get("teacher soft labels"),
+        "soft_labels_bytes": teacher["soft_labels"].get("bytes"),
+        "soft_labels": {k: teacher["soft_labels"][k] for k in (
+            "passes", "top_k", "temperature")},
+        "train_s": {name: seconds.get(f"stage {name}") for name in VARIANTS},
+        "test_examples": report["task"].get("test_examples"),
+        "wall_s": wall_s,
+        "machine": quality.machine(gpu_hidden=not args.gpu and not args.smoke),
+        "smoke": bool(args.smoke),
+    }
+
+
+def _cell(values, digits=2):
+    mean = statistics.fmean(values)
+    if len(values) < 2:
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} ± {statistics.stdev(values):.{digits}f}"
+
+
+def render(results, smoke=False):
+    entries = sorted((e for e in results.get("results", {}).values()
+                      if "error" not in e and bool(e.get("smoke")) == bool(smoke)),
+                     key=lambda e: e["seed"])
+    lines = [TITLE, ""]
+    if smoke:
+        lines += ["**Smoke run** (tiny random teacher, toy pairs): the numbers "
+                  "mean nothing.", ""]
+    lines += ["Generated by `python bench/seq2seq.py` from `bench/results/seq2seq.json` "
+              "(do not edit by hand). Task: punctuation restoration built from "
+              "movie_snippets (`data/punct_restore.md`); teacher: MiniLM-L6 fine-tuned "
+              "as a conditional masked LM (cached, one teacher for every seed); the "
+              "two students share seed, architecture and budget "
+              "(`configs/cmlm_seq2seq.yaml`). BLEU (keras-hub's corpus BLEU, x100) "
+              "and exact match on the test split; mean ± sample standard deviation "
+              "over seeds.", ""]
+    if not entries:
+        return "\n".join(lines + ["Not run yet.", ""])
+    lines += ["| student | BLEU | exact match | token accuracy | perplexity | "
+              "decoding (sentences/s) | training (s) | seeds |",
+              "|---|---|---|---|---|---|---|---|"]
+    for name, label in VARIANTS.items():
+        rows = [e for e in entries if name in e["variants"]]
+        if not rows:
+            continue
+        v = [e["variants"][name] for e in rows]
+        lines.append(
+            f"| {label} | {_cell([x['bleu'] for x in v])} | "
+            f"{_cell([100 * x['exact_match'] for x in v])}% | "
+            f"{_cell([x['token_accuracy'] for x in v], 4)} | "
+            f"{_cell([x['perplexity'] for x in v])} | "
+            f"{_cell([x['decode_sentences_per_s'] for x in v], 1)} | "
+            f"{_cell([e['train_s'][name] or 0.0 for e in rows], 0)} | "
+            f"{', '.join(str(e['seed']) for e in rows)} |")
+    paired = [e for e in entries if set(VARIANTS) <= set(e["variants"])]
+    if paired:
+        gains = [e["variants"]["cmlm_kd"]["bleu"] - e["variants"]["mle"]["bleu"]
+                 for e in paired]
+        lines += ["", f"Distillation minus MLE, per seed: "
+                  + ", ".join(f"{g:+.2f}" for g in gains) + f" BLEU (mean {_cell(gains)})."]
+    first = entries[0]
+    cost = next((e for e in entries if not e["teacher_finetune_cached"]), first)
+    lines += ["", "Teacher: masked-token accuracy on the test targets "
+              f"{first['teacher_masked_accuracy']:.4f}; C-MLM fine-tuning "
+              f"{(cost['teacher_finetune_s'] or 0):.0f} s (once); soft labels "
+              f"({first['soft_labels']['passes']} passes, top "
+              f"{first['soft_labels']['top_k']}) "
+              f"{(cost['soft_labels_s'] or 0):.0f} s and "
+              f"{(first['soft_labels_bytes'] or 0) / 2**20:.1f} MiB (train + dev, "
+              "int32 ids + float16 probabilities).", ""]
+    machines = sorted({machine_text(e["machine"]) for e in entries})
+    lines += [f"Machine: {m}." for m in machines] + [""]
+    return "\n".join(lines)
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(prog="bench/seq2seq.py",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", default="0,1,2")
+    parser.add_argument("--results")
+    parser.add_argument("--out")
+    parser.add_argument("--run-root")
+    parser.add_argument("--force", action="store_true")
+    parser.add_argument("--render-only", action="store_true")
+    parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--gpu", action="store_true")
+    parser.add_argument("--timeout", type=float)
+    args = parser.parse_args(argv)
+    args.seed_list = parse_seeds(parser, args.seeds)
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    base = os.path.join(ROOT, "runs", "seq2seq-smoke" if args.smoke else "seq2seq")
+    args.run_root = os.path.abspath(args.run_root or base)
+    results_path = args.results or (os.path.join(args.run_root, "seq2seq.json")
+                                    if args.smoke else RESULTS)
+    out = args.out or (os.path.join(args.run_root, "results.md") if args.smoke else OUT)
+    results = quality.load_results(results_path)
+    write = lambda: write_marked_section(  # noqa: E731
+        out, "seq2seq", render(results, smoke=args.smoke))
+    if args.render_only:
+        write()
+        print(f"wrote {out}")
+        return 0
+    smoke = smoke_doc(os.path.join(args.run_root, "assets")) if args.smoke else None
+    failures = 0
+    for seed in args.seed_list:
+        key = f"seed{seed}"
+        stored = results["results"].get(key)
+        if stored and "error" not in stored and not args.force:
+            print(f"{key}: stored result kept")
+            continue
+        doc = build_doc(seed, args, smoke)
+        config_dir = args.run_root if args.smoke else os.path.join(ROOT, "runs")
+        config_path = quality.write_config(
+            doc, os.path.join(config_dir, f"{doc['name']}.yaml"))
+        run_dir = os.path.join(args.run_root, doc["name"])
+        shutil.rmtree(run_dir, ignore_errors=True)
+        os.makedirs(run_dir, exist_ok=True)
+        print(f"{key}: running {os.path.relpath(config_path)}", flush=True)
+        row = quality.Row("seq2seq", "seq2seq", "cmlm_seq2seq", "seq2seq", "")
+        start = time.perf_counter()
+        try:
+            if args.smoke:
+                report = quality.run_in_process(row, config_path, None)
+            else:
+                report = quality.run_subprocess(
+                    row, config_path, os.path.join(run_dir, "metrics.json"),
+                    os.path.join(args.run_root, f"{doc['name']}.log"), args.timeout,
+                    gpu=args.gpu)
+        except (Exception, subprocess.TimeoutExpired) as e:  # record, go on
+            failures += 1
+            results["results"][key] = {"seed": seed, "error": str(e)[-3000:],
+                                       "smoke": bool(args.smoke)}
+            quality.save_results(results_path, results)
+            print(f"{key}: FAILED: {str(e)[-500:]}", flush=True)
+            continue
+        results["results"][key] = summarise(seed, report, time.perf_counter() - start,
+                                            args)
+        quality.save_results(results_path, results)
+        write()
+        print(f"{key}: " + ", ".join(
+            f"{name} BLEU {v['bleu']:.2f}" for name, v in
+            results["results"][key]["variants"].items()), flush=True)
+    write()
+    print(f"results: {results_path}\nMarkdown: {out}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""`ValidationMetrics`: task metrics of the validation split in each
+epoch's logs."""
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from kdplug.evaluation.task_metrics import classification_metrics
+
+
+class ValidationMetrics(keras.callbacks.Callback):
+    """At each epoch's end, predicts `dataset` with `model` and adds
+    `val_<metric>` for each of `metrics` to the epoch logs.
+
+    Keras' compiled metrics see only running batch statistics; F1 and
+    Matthews correlation need the whole split's predictions, so they are
+    computed here, once per epoch, from one prediction pass. Put it before
+    the callbacks that read the logs (`RunHistory`, `KeepBestEpoch`,
+    TensorBoard), so they see the values. A value the logs already hold
+    (`val_accuracy`, a compiled Keras metric) is left as it is.
+
+    Args:
+        model: the classifier predicted (for a `Distiller`: the student),
+            returning logits `(batch, C)`.
+        dataset: batched `(features, labels)` validation data; labels `< 0`
+            are skipped.
+        metrics: classification metric names
+            (`kdplug.config.EvaluationConfig.METRICS["classification"]`).
+        prefix: the logs' key prefix.
+
+    Examples:
+
+    ```python
+    scores = ValidationMetrics(student, val_ds, ["f1_macro", "mcc"])
+    distiller.fit(train_ds, validation_data=val_ds, callbacks=[scores, history])
+    # history: val_f1_macro, val_mcc per epoch
+    ```
+    """
+
+    def __init__(self, model, dataset, metrics, prefix="val_"):
+        super().__init__()
+        self.predicted = model
+        self.dataset = dataset
+        self.metrics = list(metrics)
+        self.prefix = prefix
+        self._forward = tf.function(lambda x: model(x, training=False),
+                                    reduce_retracing=True)
+
+    def values(self):
+        """`{metric: value}` of the model's current weights on the dataset."""
+        return classification_metrics(self.metrics, *self._predictions())
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is None:
+            return
+        names = [m for m in self.metrics if f"{self.prefix}{m}" not in logs]
+        if not names:
+            return
+        values = classification_metrics(names, *self._predictions())
+        for name, value in values.items():
+            logs[f"{self.prefix}{name}"] = value
+
+    def _predictions(self):
+        outputs, labels = [], []
+        for x, y in self.dataset:
+            outputs.append(np.asarray(self._forward(x), dtype="float32"))
+            labels.append(np.asarray(y))
+        return np.concatenate(outputs), np.concatenate(labels)

@@ -1,0 +1,46 @@
+"""bench/seq2seq.py: each seed's config, the section from stored results (the
+smoke run, `python bench/seq2seq.py --smoke`, trains; about a minute)."""
+
+import os
+import types
+
+from conftest import load_bench_script
+
+from kdplug.config import config_from_dict
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+seq2seq = load_bench_script("seq2seq")
+
+
+def test_every_seed_shares_the_teacher_and_trains_both_students():
+    args = types.SimpleNamespace(run_root="/tmp/runs/seq2seq")
+    doc = seq2seq.build_doc(2, args)
+    config = config_from_dict(doc, file=os.path.join(ROOT, "runs", "x.yaml"))
+    assert config.seed == 2 and config.teacher.finetune.seed == 0
+    assert config.method_config.mle_baseline is True
+    assert config.data.path.endswith("punct_restore.tsv")
+
+
+def entry(seed, mle, kd):
+    variant = lambda bleu: {"bleu": bleu, "exact_match": bleu / 200,  # noqa: E731
+                            "token_accuracy": 0.9, "perplexity": 1.5, "params": 10,
+                            "decode_sentences_per_s": 50.0}
+    return {"seed": seed, "variants": {"mle": variant(mle), "cmlm_kd": variant(kd)},
+            "teacher_masked_accuracy": 0.7, "teacher_finetune_s": 600.0,
+            "teacher_finetune_cached": seed != 0, "soft_labels_s": 300.0,
+            "soft_labels_bytes": 3 * 2**20, "train_s": {"mle": 100.0, "cmlm_kd": 110.0},
+            "soft_labels": {"passes": 7, "top_k": 8, "temperature": 10.0},
+            "machine": {"cpus": 2, "cpu": "test cpu", "gpu_hidden": True},
+            "smoke": False}
+
+
+def test_render_means_gains_and_costs_by_hand():
+    results = {"results": {f"seed{s}": entry(s, mle, kd) for s, (mle, kd) in
+                           enumerate([(40.0, 42.0), (41.0, 42.5), (42.0, 43.5)])}}
+    text = seq2seq.render(results)
+    assert "| student, MLE only | 41.00 ± 1.00 |" in text
+    assert "| student + C-MLM distillation | 42.67 ± 0.76 |" in text
+    assert "+2.00, +1.50, +1.50 BLEU (mean 1.67 ± 0.29)" in text
+    assert "C-MLM fine-tuning 600 s (once)" in text and "3.0 MiB" in text
+    assert "2 CPU core(s) (test cpu), CPU only" in text
+    assert "Not run yet." in seq2seq.render({"results": {}})

@@ -1,0 +1,73 @@
+"""`evaluation.metrics`: defaults per task kind, and errors that name the
+file, the entry and the value."""
+
+import pytest
+import yaml
+
+from kdplug import ConfigError
+from kdplug.config import config_from_dict
+from kdplug.config import load_config
+from kdplug.config.sections import EvaluationConfig
+
+
+def base(**sections):
+    return {"name": "t", "data": {"path": "data.tsv"},
+            "teacher": {"source": "some/dir"}, "method": {"name": "kd"}, **sections}
+
+
+def error_for(doc, tmp_path):
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    with pytest.raises(ConfigError) as info:
+        load_config(str(path))
+    return str(info.value), str(path)
+
+
+def test_default_is_the_task_kinds_default():
+    config = config_from_dict(base())
+    assert config.evaluation.metrics is None
+    assert config.evaluation.for_kind("classification") == ["accuracy"]
+    assert config.evaluation.for_kind("regression") == ["pearson", "spearman", "mse"]
+    assert config.to_dict()["evaluation"] == {"metrics": None}
+
+
+def test_configured_metrics_keep_their_order():
+    config = config_from_dict(base(evaluation={"metrics": ["mcc", "accuracy",
+                                                           "f1_macro"]}))
+    assert config.evaluation.for_kind("classification") == ["mcc", "accuracy",
+                                                            "f1_macro"]
+    assert config.evaluation.for_kind("regression") == []
+
+
+def test_unknown_metric_names_entry_and_suggests(tmp_path):
+    message, path = error_for(base(evaluation={"metrics": ["accuracy", "f1_marco"]}),
+                              tmp_path)
+    assert message.startswith(f"{path}: evaluation.metrics[1]: unknown metric")
+    assert "did you mean 'f1_macro'?" in message and "'f1_marco'" in message
+
+
+def test_entity_f1_says_which_task_kind_has_it(tmp_path):
+    message, _ = error_for(base(evaluation={"metrics": ["entity_f1"]}), tmp_path)
+    assert "evaluation.metrics[0]" in message
+    assert "entity_f1 is a metric of token tasks, which kdplug does not train yet" \
+        in message
+    assert "classification tasks have accuracy, f1_macro, f1_micro, mcc" in message
+
+
+def test_regression_metric_on_a_classification_method(tmp_path):
+    message, _ = error_for(base(evaluation={"metrics": ["pearson"]}), tmp_path)
+    assert "pearson is a metric of regression tasks, and this method's tasks " \
+           "are classification" in message
+    with pytest.raises(ValueError, match="token tasks"):
+        EvaluationConfig(["entity_f1"])
+    assert EvaluationConfig(["pearson"]).for_kind("regression") == ["pearson"]
+
+
+@pytest.mark.parametrize("section, expected", [
+    ({"metrics": []}, "evaluation: metrics must list at least one metric"),
+    ({"metrics": ["mcc", "mcc"]}, "evaluation: metrics lists a metric twice"),
+    ({"metric": ["mcc"]}, "did you mean 'metrics'?"),
+])
+def test_other_errors(section, expected, tmp_path):
+    message, _ = error_for(base(evaluation=section), tmp_path)
+    assert expected in message
