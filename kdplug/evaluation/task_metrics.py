@@ -109,16 +109,19 @@ def regression_metrics(names, outputs, labels):
     return {name: float(fns[name]()) for name in names}
 
 
-def task_metrics(task_type, outputs, labels):
+def task_metrics(task_type, outputs, labels, extra=()):
     """Metrics of one task's outputs.
 
     Args:
         task_type: `classification` (outputs are logits or probabilities,
             `(n, C)`; labels class ids, `-1` ignored) or `regression`
             (outputs `(n,)` or `(n, 1)`; labels targets).
+        extra: more metric names of that task kind to compute (e.g.
+            `evaluation.metrics`' `f1_macro`); the defaults are always there.
 
     Returns:
-        `{"accuracy"}` or `{"pearson", "spearman", "mse"}`, plus `"examples"`.
+        `{"accuracy"}` or `{"pearson", "spearman", "mse"}`, the `extra`
+        ones, plus `"examples"`.
 
     Examples:
 
@@ -129,8 +132,10 @@ def task_metrics(task_type, outputs, labels):
     outputs = np.asarray(outputs)
     labels = np.asarray(labels)
     if task_type == "regression":
-        values = regression_metrics(("pearson", "spearman", "mse"), outputs, labels)
+        names = ["pearson", "spearman", "mse"]
+        names += [name for name in extra if name not in names]
+        values = regression_metrics(names, outputs, labels)
         return {**values, "examples": int(len(labels))}
     counted = int((labels.astype("int64") >= 0).sum())
-    return {**classification_metrics(("accuracy",), outputs, labels),
-            "examples": counted}
+    names = ["accuracy"] + [name for name in extra if name != "accuracy"]
+    return {**classification_metrics(names, outputs, labels), "examples": counted}

@@ -188,7 +188,8 @@ class MultiTaskRunner(Runner):
     def _evaluate(self, student, task):
         ds = self.encoder.dataset(task.splits["test"], EVAL_BATCH_SIZE)
         outputs, labels = predict_outputs(student, ds, tap=f"logits/{task.name}")
-        return task_metrics(task.type, outputs, labels)
+        return task_metrics(task.type, outputs, labels,
+                            self.context.config.evaluation.for_kind(task.type))
 
     # ------------------------------------------------------------- report
     def _report(self, ensembles, history, results, student):

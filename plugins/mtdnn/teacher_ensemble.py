@@ -121,7 +121,8 @@ class TeacherEnsemble:
                 "seed": seed,
                 "finetune": finetune_info,
                 "teacher_output_cache": cache_info,
-                "test_metrics": task_metrics(task.type, test_logits, test.labels),
+                "test_metrics": task_metrics(task.type, test_logits, test.labels,
+                                             self._extra_metrics()),
                 "seconds": time.perf_counter() - start,
             })
         n = len(train)
@@ -130,10 +131,15 @@ class TeacherEnsemble:
             "train_targets": average_outputs(
                 [o[:n] for o in outputs], task.type, self.temperature),
             "test_targets": test_average,
-            "test_metrics": task_metrics(task.type, test_average, test.labels),
+            "test_metrics": task_metrics(task.type, test_average, test.labels,
+                                         self._extra_metrics()),
             "members": members,
             "params": params,
         }
+
+    def _extra_metrics(self):
+        """`evaluation.metrics` of this task's kind (beyond its defaults)."""
+        return self.config.evaluation.for_kind(self.task.type)
 
     def _finetuned(self, seed):
         task = self.task

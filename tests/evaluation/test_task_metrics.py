@@ -63,3 +63,17 @@ def test_task_metrics_keeps_its_shape():
         {"accuracy": 6 / 9, "examples": 9})
     assert set(task_metrics("regression", np.ones((3, 1)), np.arange(3.0))) == {
         "pearson", "spearman", "mse", "examples"}
+
+
+def test_task_metrics_adds_the_configured_ones_to_the_defaults():
+    # predictions 1, 0, 1, 1 against 1, 0, 0, 1: accuracy 3/4; F1 of class 0
+    # 2*1/(2*1+0+1) = 2/3, of class 1 2*2/(2*2+1+0) = 4/5 -> macro 11/15
+    outputs = np.array([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7], [0.2, 0.8]])
+    labels = np.array([1, 0, 0, 1])
+    got = task_metrics("classification", outputs, labels, extra=["f1_macro", "accuracy"])
+    assert list(got) == ["accuracy", "f1_macro", "examples"]
+    assert got["accuracy"] == pytest.approx(0.75)
+    assert got["f1_macro"] == pytest.approx(11 / 15)
+    assert list(task_metrics("regression", np.array([1.0, 2.0, 3.0]),
+                             np.array([1.0, 2.0, 2.0]))) == [
+        "pearson", "spearman", "mse", "examples"]

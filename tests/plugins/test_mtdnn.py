@@ -344,11 +344,17 @@ def test_experiment_end_to_end(tmp_path):
     path = toy_mtdnn_config(tmp_path, THREE_TASKS[:1] + [
         {"name": "toy_score", "type": "regression", "label_column": "score",
          "teacher": False}], ensemble_size=1, batch_size=8)
+    with open(path) as f:  # a classification metric beyond the defaults
+        doc = yaml.safe_load(f)
+    doc["evaluation"] = {"metrics": ["accuracy", "f1_macro"]}
+    with open(path, "w") as f:
+        yaml.safe_dump(doc, f)
     report = run(path)
     assert list(report["tasks"]) == ["toy_sentiment", "toy_score"]
     assert list(report["teacher"]["tasks"]) == ["toy_sentiment"]
     kd = report["variants"]["multi_task_kd"]
-    assert set(kd["toy_sentiment"]) == {"accuracy", "examples"}
+    assert set(kd["toy_sentiment"]) == {"accuracy", "f1_macro", "examples"}
+    assert "f1_macro" in report["teacher"]["tasks"]["toy_sentiment"]["test_metrics"]
     assert {"pearson", "spearman", "mse"} <= set(kd["toy_score"])
     assert kd["toy_sentiment"]["examples"] == 24
     assert report["teacher"]["tasks"]["toy_sentiment"]["test_metrics"]["accuracy"] > 0.6
