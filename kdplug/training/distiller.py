@@ -1,5 +1,7 @@
 """`Distiller`: the Keras model that trains a student against a teacher."""
 
+import warnings
+
 import keras
 import tensorflow as tf
 from keras import ops
@@ -29,6 +31,12 @@ class Distiller(keras.Model):
     student's logits with the gold labels (unlabelled examples, label `-1`,
     are masked out).
 
+    The student comes first (`keras.distillation.Distiller` takes the
+    teacher first): pass `student=` and `teacher=` by keyword when in doubt.
+    A swap is caught where it shows: the same model twice, or a student with
+    no trainable weights (a teacher frozen earlier) is an error, and a
+    teacher with fewer parameters than the student is a warning.
+
     Args:
         student: a model with `taps(inputs, names, training)` (e.g.
             `kdplug.models.BertClassifier`).
@@ -51,6 +59,7 @@ class Distiller(keras.Model):
 
     def __init__(self, student, teacher=None, terms=(), **kwargs):
         super().__init__(**kwargs)
+        check_roles(student, teacher)
         self.student = student
         self.teacher = teacher
         if teacher is not None:
@@ -192,3 +201,27 @@ class Distiller(keras.Model):
             keras.saving.deserialize_keras_object(t) for t in config["terms"]
         ]
         return cls(**config)
+
+
+def check_roles(student, teacher):
+    """Raises `KdplugError` (or warns) when `student` and `teacher` look
+    swapped: the same model, a student with nothing to train, or a teacher
+    smaller than its student."""
+    order = ("Distiller(student, teacher, terms) takes the student first "
+             "(keras.distillation.Distiller takes the teacher first); pass "
+             "student=... and teacher=... by keyword")
+    if teacher is None:
+        return
+    if student is teacher:
+        raise KdplugError(f"the student and the teacher are the same model; {order}")
+    if student.built and not student.trainable_weights:
+        raise KdplugError(
+            f"the student {student.name!r} has no trainable weights (a frozen "
+            f"teacher passed as the student?); {order}")
+    if student.built and teacher.built:
+        n_student, n_teacher = student.count_params(), teacher.count_params()
+        if n_teacher < n_student:
+            warnings.warn(
+                f"the teacher {teacher.name!r} ({n_teacher:,} parameters) is smaller "
+                f"than the student {student.name!r} ({n_student:,}); {order}",
+                stacklevel=3)

@@ -1,3 +1,5 @@
+import warnings
+
 import keras
 import numpy as np
 import pytest
@@ -164,3 +166,24 @@ def test_mirrored_strategy_matches_single_device(cpu_devices):
     assert h1["loss"][-1] < h1["loss"][0]
     for a, b in zip(w1, w2):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_swapped_student_and_teacher_are_caught(teacher):
+    """kdplug's Distiller takes the student first, Keras' the teacher first:
+    a swap is an error where it shows (same model, nothing to train) and a
+    warning when the teacher is the smaller model."""
+    student = truncated_bert(teacher, [1], num_classes=2)
+    terms = [HardLabelCrossEntropy()]
+    with pytest.raises(KdplugError, match="same model.*student first"):
+        Distiller(teacher, teacher, terms)
+    frozen = truncated_bert(teacher, [1], num_classes=2)
+    frozen.trainable = False
+    with pytest.raises(KdplugError, match="no trainable weights.*by keyword"):
+        Distiller(frozen, teacher, terms)
+    big = truncated_bert(teacher, [0, 1], num_classes=2)  # a not-yet-frozen "teacher"
+    with pytest.warns(UserWarning, match="is smaller than the student"):
+        Distiller(big, student, terms)  # Keras' order: (teacher, student)
+    small = truncated_bert(teacher, [1], num_classes=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Distiller(student=small, teacher=teacher, terms=terms)
