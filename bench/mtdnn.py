@@ -99,7 +99,9 @@ def plugin_manager():
 def smoke_config(folder):
     """The toy counterpart of configs/mtdnn_ensemble.yaml: the same three
     task kinds (a classification task without teacher, a regression task and
-    a second-file classification task with two teachers each)."""
+    a second-file classification task with a teacher each; one member per
+    ensemble keeps the smoke run short: ensembles of two are tested in
+    tests/plugins/test_mtdnn.py)."""
     from kdplug.testing import write_toy_tsv
     from kdplug.testing.toy_config import write_toy_config
 
@@ -107,7 +109,7 @@ def smoke_config(folder):
     other = write_toy_tsv(os.path.join(folder, "other.tsv"), num_examples=72, seed=1)
     return write_toy_config(
         folder,
-        {"name": "mtdnn-ensemble", "ensemble_size": 2, "head_dropout": 0.0,
+        {"name": "mtdnn-ensemble", "ensemble_size": 1, "head_dropout": 0.0,
          "tasks": [
              {"name": "toy_sentiment", "teacher": False},
              {"name": "toy_score", "type": "regression", "label_column": "score"},

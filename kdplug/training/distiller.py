@@ -1,7 +1,5 @@
 """`Distiller`: the Keras model that trains a student against a teacher."""
 
-import warnings
-
 import keras
 import tensorflow as tf
 from keras import ops
@@ -34,8 +32,8 @@ class Distiller(keras.Model):
     The student comes first (`keras.distillation.Distiller` takes the
     teacher first): pass `student=` and `teacher=` by keyword when in doubt.
     A swap is caught where it shows: the same model twice, or a student with
-    no trainable weights (a teacher frozen earlier) is an error, and a
-    teacher with fewer parameters than the student is a warning.
+    no trainable weights (a teacher frozen earlier), is an error. (Sizes are
+    no test: FastBERT's student is its teacher plus exit branches.)
 
     Args:
         student: a model with `taps(inputs, names, training)` (e.g.
@@ -204,9 +202,8 @@ class Distiller(keras.Model):
 
 
 def check_roles(student, teacher):
-    """Raises `KdplugError` (or warns) when `student` and `teacher` look
-    swapped: the same model, a student with nothing to train, or a teacher
-    smaller than its student."""
+    """Raises `KdplugError` when `student` and `teacher` look swapped: the
+    same model, or a student with nothing to train."""
     order = ("Distiller(student, teacher, terms) takes the student first "
              "(keras.distillation.Distiller takes the teacher first); pass "
              "student=... and teacher=... by keyword")
@@ -218,10 +215,3 @@ def check_roles(student, teacher):
         raise KdplugError(
             f"the student {student.name!r} has no trainable weights (a frozen "
             f"teacher passed as the student?); {order}")
-    if student.built and teacher.built:
-        n_student, n_teacher = student.count_params(), teacher.count_params()
-        if n_teacher < n_student:
-            warnings.warn(
-                f"the teacher {teacher.name!r} ({n_teacher:,} parameters) is smaller "
-                f"than the student {student.name!r} ({n_student:,}); {order}",
-                stacklevel=3)
