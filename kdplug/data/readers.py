@@ -392,9 +392,9 @@ def _to_examples(rows, cfg, path, label_kind="class", label_map=None):
     for where, row in rows:
         at = _at(path, where)
         try:
-            text = _text(row, cfg.text_column, at)
+            text = text_field(row, cfg.text_column, at)
             pair = (
-                _text(row, cfg.text_pair_column, at)
+                text_field(row, cfg.text_pair_column, at)
                 if cfg.text_pair_column else None
             )
             value = _label_value(row, cfg, at)
@@ -420,7 +420,9 @@ def _to_examples(rows, cfg, path, label_kind="class", label_map=None):
     )
 
 
-def _text(row, column, at):
+def text_field(row, column, at):
+    """The non-empty text in `row[column]`; `DataError` naming `at` (e.g.
+    `file:line`) and the column otherwise."""
     if column not in row:
         raise DataError(f"{at}: no column {column!r}; columns are {sorted(row)}")
     value = row[column]

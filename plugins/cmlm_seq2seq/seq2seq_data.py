@@ -5,6 +5,7 @@ import numpy as np
 from kdplug import storage
 from kdplug.data.readers import TFDS_PREFIX
 from kdplug.data.readers import read_rows
+from kdplug.data.readers import text_field
 from kdplug.errors import DataError
 
 SPLITS = ("train", "validation", "test")
@@ -162,7 +163,8 @@ def _pairs(rows, columns, path, data, skipped):
     sources, targets = [], []
     for line, row in rows:
         try:
-            source, target = (_text(row, column, path, line) for column in columns)
+            source, target = (text_field(row, column, f"{path}:{line}")
+                              for column in columns)
         except DataError:
             if data.bad_rows == "skip":
                 skipped[0] += 1
@@ -171,12 +173,3 @@ def _pairs(rows, columns, path, data, skipped):
         sources.append(source)
         targets.append(target)
     return sources, targets
-
-
-def _text(row, column, path, line):
-    if column not in row:
-        raise DataError(f"{path}:{line}: no column {column!r}; columns are {sorted(row)}")
-    value = row[column]
-    if not isinstance(value, str) or not value.strip():
-        raise DataError(f"{path}:{line}: empty text in column {column!r}")
-    return value
