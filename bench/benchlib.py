@@ -6,8 +6,12 @@ Each script owns one section of the results file, written between its own
 (introductions written by hand, other scripts' sections) is never changed.
 """
 
+import dataclasses
 import os
 import platform
+import subprocess
+import time
+from typing import Callable
 
 from kdplug import storage
 
@@ -84,3 +88,68 @@ def parse_seeds(parser, text):
         return [int(s) for s in text.split(",") if s.strip()]
     except ValueError:
         parser.error(f"--seeds: expected integers, got {text!r}")
+
+
+@dataclasses.dataclass
+class Job:
+    """One run of a campaign whose results accumulate in a JSON file.
+
+    Args:
+        key: the result's key in `results["results"]`.
+        run: `fn() -> report` that runs it (writes the config, runs `kdplug
+            run` or the script's own job) and returns the run's report.
+        summarise: `fn(report, wall_s) -> entry`, what the results file keeps.
+        describe: `fn(entry) -> str`, the result on one line.
+        keep: `fn(stored_entry) -> bool`, whether a stored result still
+            counts (e.g. it was run with the same budget).
+        failure: fields recorded with a failed run's error (row, seed, ...).
+    """
+
+    key: str
+    run: Callable
+    summarise: Callable
+    describe: Callable
+    keep: Callable = lambda stored: True
+    failure: dict = dataclasses.field(default_factory=dict)
+
+
+def run_jobs(jobs, results, save, render, force=False):
+    """Runs a campaign's jobs in order: a stored result that still counts is
+    kept (unless `force`); a failed run is recorded with its error and the
+    campaign goes on; after every run the results are saved (`save()`) and
+    the Markdown section rewritten (`render()`). Returns the failures.
+
+    Examples:
+
+    ```python
+    jobs = [Job(f"movie/kd/seed{s}", run=..., summarise=..., describe=...)
+            for s in seeds]
+    failures = run_jobs(jobs, results, lambda: save_results(path, results),
+                        lambda: write_marked_section(out, "tasks", render(results)))
+    ```
+    """
+    failures = 0
+    for job in jobs:
+        stored = results["results"].get(job.key)
+        if stored and "error" not in stored and not force and job.keep(stored):
+            print(f"{job.key}: stored result kept ({job.describe(stored)})", flush=True)
+            continue
+        print(f"{job.key}: running", flush=True)
+        start = time.perf_counter()
+        try:
+            report = job.run()
+        except (Exception, subprocess.TimeoutExpired) as e:  # record, go on
+            failures += 1
+            wall = time.perf_counter() - start
+            results["results"][job.key] = dict(job.failure, error=str(e)[-3000:],
+                                               wall_s=wall)
+            save()
+            print(f"{job.key}: FAILED after {wall:.0f} s: {str(e)[-500:]}", flush=True)
+            continue
+        wall = time.perf_counter() - start
+        entry = results["results"][job.key] = job.summarise(report, wall)
+        save()
+        render()
+        print(f"{job.key}: {job.describe(entry)}, {wall:.0f} s", flush=True)
+    render()
+    return failures

@@ -147,7 +147,8 @@ def cmd_validate(args):
 def cmd_run(args):
     report = _experiment(args, log_every_steps=args.log_every).run(fresh=args.fresh)
     t, s = report["teacher"], report["student"]
-    print(f"teacher accuracy {t['accuracy']:.4f}, student accuracy {s['accuracy']:.4f}")
+    name = report.get("primary_metric", "accuracy")
+    print(f"teacher {name} {t[name]:.4f}, student {name} {s[name]:.4f}")
     return 0
 
 

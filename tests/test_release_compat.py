@@ -33,6 +33,7 @@ ADDED_SINCE_0_1 = {"cache.disk_budget_gb": 20.0,
                    # names; unset (path + split column, integer ids) as in 0.1
                    "data.train": None, "data.dev": None, "data.test": None,
                    "data.quoting": "csv", "data.label_names": None,
+                   "data.task": None, "data.label_separator": "|",
                    "analysis": False,  # issue #18: kdplug analyze
                    # student batches bucketed by length: off unless asked
                    "training.length_buckets": None,

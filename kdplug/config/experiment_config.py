@@ -57,6 +57,9 @@ class ExperimentConfig:
     export: Optional[ExportConfig] = dataclasses.field(default_factory=ExportConfig)
     analysis: Optional[AnalysisConfig] = None
     evaluation: EvaluationConfig = dataclasses.field(default_factory=EvaluationConfig)
+    # The run's task kind: `data.task`, or the method's first task kind
+    # (`kdplug.tasks.get_task(config.task)` gives its behaviour).
+    task: str = "classification"
 
     @property
     def base_dir(self):

@@ -131,14 +131,15 @@ def config_from_dict(data, file=None, plugin_manager=None):
         cache=cache,
         export=export,
         analysis=parse_analysis(top.analysis, file),
-        evaluation=parse_evaluation(
-            top.evaluation, file, getattr(method_cls, "task_kinds", ("classification",))),
+        evaluation=parse_evaluation(top.evaluation, file, _task_kinds(data_cfg, method_cls)),
+        task=_task_kind(data_cfg, method_name, method_cls, plugin_manager, file),
     )
     config.augment_entries = parse_augment(
         top.augment, plugin_manager.augmenters, file,
         resolve_path=config.resolve_path,
     )
     _check_early_stopping(config)
+    _check_task(config)
     check = getattr(method_cls, "check_config", None)
     if callable(check):  # checks across sections (a Method's or a duck-typed plugin's)
         check(config)
@@ -237,6 +238,61 @@ def parse_evaluation(value, file=None, kinds=("classification",), path="evaluati
         if problem:
             raise ConfigError(problem, file, f"{path}.metrics[{index}]", name)
     return parse(EvaluationConfig, {} if value is None else value, path, file)
+
+
+def _task_kinds(data_cfg, method_cls):
+    """The task kinds a run's metrics may belong to: every kind the method
+    trains when one run mixes them (`Method.mixed_task_kinds`, e.g. a
+    multi-task student), else the run's one kind (`data.task`, default the
+    method's first)."""
+    kinds = tuple(getattr(method_cls, "task_kinds", ("classification",)))
+    if getattr(method_cls, "mixed_task_kinds", False) and data_cfg.task is None:
+        return kinds
+    return (data_cfg.task or kinds[0],)
+
+
+def _task_kind(data_cfg, method_name, method_cls, plugin_manager, file):
+    """`data.task`, or the method's first task kind; a kind the method does
+    not train is an error naming the methods that do."""
+    kinds = tuple(getattr(method_cls, "task_kinds", ("classification",)))
+    if data_cfg.task is None:
+        return kinds[0]
+    if data_cfg.task not in kinds:
+        able = [name for name in plugin_manager.methods.names()
+                if data_cfg.task in getattr(plugin_manager.methods.get(name),
+                                            "task_kinds", ("classification",))]
+        raise ConfigError(
+            f"method {method_name!r} trains {' and '.join(kinds)} tasks, not "
+            f"{data_cfg.task}; methods for {data_cfg.task} tasks: "
+            f"{', '.join(able) or 'none installed'} (docs/tasks.md)",
+            file, "data.task", data_cfg.task)
+    return data_cfg.task
+
+
+def _check_task(config):
+    """What a task kind other than classification cannot have: a transfer
+    set (augmented examples have no label of that kind) and an early
+    stopping monitor it does not log (`val_accuracy` by default)."""
+    if config.task == "classification":
+        return
+    if config.augment:
+        raise ConfigError(
+            f"augmentation labels its new examples as unlabelled classification "
+            f"rows, and this is a {config.task} task; remove the augment section",
+            config.file, "augment")
+    finetune = config.teacher.finetune
+    logged = {f"val_{name}" for name in EvaluationConfig.METRICS[config.task]}
+    for field, section in (
+            ("training.early_stopping", config.training.early_stopping),
+            ("teacher.finetune.early_stopping",
+             finetune.early_stopping if finetune else None)):
+        if section is None or section.monitor in logged or "loss" in section.monitor:
+            continue
+        raise ConfigError(
+            f"{config.task} tasks log {', '.join(sorted(logged))} and val_loss on "
+            f"the validation split, not {section.monitor}; set {field}.monitor "
+            f"(e.g. val_{EvaluationConfig.DEFAULTS[config.task][0]})",
+            config.file, f"{field}.monitor", section.monitor)
 
 
 def _check_early_stopping(config):

@@ -48,6 +48,13 @@ class DataConfig:
     validation split (its report says so).
     """
 
+    # What a label is (docs/tasks.md): `classification` (a class id or name),
+    # `regression` (a number), `multi_label` (a list of class names or ids),
+    # `token_classification` (one tag per word); null: the method's first
+    # task kind (`Method.task_kinds`; classification for every built-in
+    # method but cmlm-seq2seq).
+    task: Optional[Literal["classification", "regression", "multi_label",
+                           "token_classification"]] = None
     path: Optional[str] = None
     train: Optional[str] = None
     dev: Optional[str] = None
@@ -61,6 +68,9 @@ class DataConfig:
     label_column: str = "label"
     # Class names, in class-id order; null: ids, or the train split's names.
     label_names: Optional[List[str]] = None
+    # multi_label in TSV / CSV: the separator between a row's labels
+    # (`pos|funny`); JSONL, Parquet and datasets hold lists.
+    label_separator: str = "|"
     split_column: Optional[str] = "split"
     train_split: str = "train"
     validation_split: Optional[str] = "dev"
@@ -77,7 +87,7 @@ class DataConfig:
     # out of cache keys and run settings while at these defaults, so cache
     # entries and run folders made before them stay valid.
     ADDED_DEFAULTS = {"train": None, "dev": None, "test": None, "quoting": "csv",
-                      "label_names": None}
+                      "label_names": None, "task": None, "label_separator": "|"}
 
     def __post_init__(self):
         self._check_sources()
@@ -87,6 +97,8 @@ class DataConfig:
                 f"train_split {self.train_split!r} is also the validation or "
                 "test split; evaluation must not read the training rows")
         self._check_label_names()
+        if not self.label_separator:
+            raise ValueError("label_separator must not be empty")
 
     def _check_sources(self):
         files = [key for key in self.SPLIT_FILES if getattr(self, key) is not None]
@@ -218,12 +230,16 @@ class EvaluationConfig:
     ```
     """
 
-    # Every metric, by the task kind it measures (docs/configs.md, "evaluation").
+    # Every metric, by the task kinds it measures (docs/configs.md, "evaluation";
+    # F1 is a metric of single- and multi-label classification alike).
     METRICS = {"classification": ("accuracy", "f1_macro", "f1_micro", "mcc"),
                "regression": ("pearson", "spearman", "mse"),
-               "token": ("entity_f1",)}
+               "multi_label": ("f1_micro", "f1_macro", "exact_match"),
+               "token_classification": ("entity_f1", "token_accuracy")}
     DEFAULTS = {"classification": ("accuracy",),
-                "regression": ("pearson", "spearman", "mse")}
+                "regression": ("pearson", "spearman", "mse"),
+                "multi_label": ("f1_micro", "f1_macro"),
+                "token_classification": ("entity_f1", "token_accuracy")}
 
     metrics: Optional[List[str]] = None
 
@@ -244,31 +260,30 @@ class EvaluationConfig:
     def problem(cls, name, kinds=None):
         """Why `name` cannot be a metric of tasks of `kinds` (None: of any
         task kind kdplug trains), or None when it can."""
-        known = [metric for names in cls.METRICS.values() for metric in names]
+        known = list(dict.fromkeys(
+            metric for names in cls.METRICS.values() for metric in names))
         if name not in known:
             return (f"unknown metric{did_you_mean(name, known)}; known: "
                     f"{', '.join(known)}")
-        kind = cls.kind_of(name)
         trained = [k for k in cls.DEFAULTS if kinds is None or k in kinds]
-        if kind not in trained:
+        if not set(cls.kinds_of(name)) & set(trained):
             has = "; ".join(f"{k} tasks have {', '.join(cls.METRICS[k])}"
                             for k in trained)
-            why = ("which kdplug does not train yet" if kind not in cls.DEFAULTS
-                   else f"and this method's tasks are {' and '.join(trained)}")
-            return f"{name} is a metric of {kind} tasks, {why}; {has}"
+            return (f"{name} is a metric of {' and '.join(cls.kinds_of(name))} "
+                    f"tasks, and this run's tasks are {' and '.join(trained)}; {has}")
         return None
 
     @classmethod
-    def kind_of(cls, name):
-        """The task kind a metric measures (`classification`, ...)."""
-        return next(kind for kind, names in cls.METRICS.items() if name in names)
+    def kinds_of(cls, name):
+        """The task kinds a metric measures (`["classification", ...]`)."""
+        return [kind for kind, names in cls.METRICS.items() if name in names]
 
     def for_kind(self, kind):
         """The configured metrics of one task kind (its defaults when
         `metrics` is null), in the configured order."""
         if self.metrics is None:
             return list(self.DEFAULTS[kind])
-        return [name for name in self.metrics if self.kind_of(name) == kind]
+        return [name for name in self.metrics if name in self.METRICS[kind]]
 
 
 @dataclasses.dataclass

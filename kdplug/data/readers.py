@@ -26,7 +26,7 @@ TFDS_PREFIX = "tfds:"
 # `DataConfig.path` of in-memory data (`examples_from_dataset`).
 IN_MEMORY = "<in memory>"
 
-LABEL_KINDS = ("class", "float")
+LABEL_KINDS = ("class", "float", "multi")
 SPLITS = ("train", "validation", "test")
 EXTENSIONS = {".tsv": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl",
               ".parquet": "parquet", ".pq": "parquet"}
@@ -89,6 +89,13 @@ def read_splits(cfg, resolve_path=os.path.abspath, label_kind="class", seed=0,
         train = parts["train"]
         label_map = LabelMap.resolve(
             cfg, [row.get(cfg.label_column) for _, row in train.rows],
+            train.source, train.class_names)
+    elif label_kind == "multi":
+        train = parts["train"]
+        label_map = LabelMap.resolve(
+            cfg, [value for where, row in train.rows if cfg.label_column in row
+                  for value in _label_list(row[cfg.label_column], cfg,
+                                           _at(train.source, where))],
             train.source, train.class_names)
     elif cfg.label_names is not None:
         raise DataError(f"{source}: data.label_names names classes, and these "
@@ -398,8 +405,12 @@ def _to_examples(rows, cfg, path, label_kind="class", label_map=None):
                 if cfg.text_pair_column else None
             )
             value = _label_value(row, cfg, at)
-            label = (label_map.class_id(value, at) if label_kind == "class"
-                     else _number(value, cfg, at))
+            if label_kind == "class":
+                label = label_map.class_id(value, at)
+            elif label_kind == "multi":
+                label = _multi_hot(_label_list(value, cfg, at), label_map, at)
+            else:
+                label = _number(value, cfg, at)
         except DataError:
             if cfg.bad_rows == "skip":
                 skipped += 1
@@ -413,7 +424,7 @@ def _to_examples(rows, cfg, path, label_kind="class", label_map=None):
     if not texts:
         raise DataError(f"{path}: no usable rows")
     return Examples(
-        texts,
+        texts,  # multi: a list of (num_classes,) vectors stacks to (n, num_classes)
         np.asarray(labels, dtype="int32" if label_kind == "class" else "float32"),
         pairs if cfg.text_pair_column else None,
         source=path,
@@ -438,6 +449,29 @@ def _label_value(row, cfg, at):
             f"(data.label_column); columns are {sorted(row)}"
         )
     return row[cfg.label_column]
+
+
+def _label_list(value, cfg, at):
+    """A multi-label row's labels: a list as it is, a string split at
+    `data.label_separator` (blank parts dropped: `""` is no label)."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return list(value)
+    if isinstance(value, str):
+        return [part for part in value.split(cfg.label_separator) if part.strip()]
+    if value is None:
+        return []
+    raise DataError(
+        f"{at}: labels {value!r} in column {cfg.label_column!r} are not a list "
+        f"or a string of names separated by {cfg.label_separator!r} "
+        "(data.label_separator)")
+
+
+def _multi_hot(values, label_map, at):
+    """The multi-hot vector of a list of class ids or names."""
+    hot = np.zeros(label_map.num_classes, dtype="float32")
+    for value in values:
+        hot[label_map.class_id(value, at)] = 1.0
+    return hot
 
 
 def _number(raw, cfg, at):

@@ -196,7 +196,7 @@ class StudentExporter:
                 result[fmt][f"batch_{n}"] = time_ms(lambda: predict(batch), runs, warmup)
         return result
 
-    def accuracy(self, dataset, formats=None):
+    def accuracy(self, dataset, formats=None, score=None):
         """Top-1 accuracy per format on a dataset of `(features, labels)`
         batches; labels `< 0` are skipped.
 
@@ -204,11 +204,23 @@ class StudentExporter:
             dataset: a `tf.data.Dataset` or any iterable of batches.
             formats: defaults to `"keras"` and the TFLite exports that run
                 here.
+            score: `fn(outputs, labels) -> float` measured instead of
+                accuracy (e.g. a regression task's Pearson correlation), on
+                the whole dataset's outputs.
         """
         if formats is None:
             probe = first_features(dataset, 1)
             formats = [f for f in self._measured_formats(probe)
                        if f == "keras" or f.startswith("tflite")]
+        if score is not None:
+            outputs = {fmt: [] for fmt in formats}
+            labels = []
+            for x, y in dataset:
+                labels.append(np.asarray(y))
+                for fmt in formats:
+                    outputs[fmt].append(np.asarray(self.predictor(fmt)(x)))
+            return {fmt: float(score(np.concatenate(outputs[fmt]), np.concatenate(labels)))
+                    for fmt in formats}
         correct = dict.fromkeys(formats, 0)
         total = 0
         for x, y in dataset:
@@ -218,15 +230,19 @@ class StudentExporter:
             total += counted
         return {fmt: correct[fmt] / max(total, 1) for fmt in formats}
 
-    def run(self, out_dir, dataset, formats=FORMATS, batch_sizes=(1, 32), runs=20):
+    def run(self, out_dir, dataset, formats=FORMATS, batch_sizes=(1, 32), runs=20,
+            metric=None):
         """Exports, then measures: returns the report's `export` section,
-        `{"files", "size_bytes", "latency_ms", "accuracy", "notes"}`."""
+        `{"files", "size_bytes", "latency_ms", "accuracy", "notes"}`; with
+        `metric=(name, fn)` (see `accuracy`'s `score`) that metric under
+        its name instead of accuracy."""
         files = self.export(out_dir, formats)
+        name, score = metric or ("accuracy", None)
         return {
             "files": files,
             "size_bytes": self.size_bytes(),
             "latency_ms": self.latency_ms(dataset, batch_sizes=batch_sizes, runs=runs),
-            "accuracy": self.accuracy(dataset),
+            name: self.accuracy(dataset, score=score),
             "notes": list(self.notes),
         }
 

@@ -147,8 +147,9 @@ def teacher_vs_student(report, path):
     ```
     """
     roles = ("teacher", "student")
+    primary = report.get("primary_metric", "accuracy")
     panels = [
-        (f"{report.get('evaluation_split', 'test')} accuracy", lambda m: m["accuracy"],
+        (f"{report.get('evaluation_split', 'test')} {primary}", lambda m: m[primary],
          "{:.3f}"),
         ("batch-1 latency (ms)", lambda m: _median(m["latency_ms"]), "{:.1f}"),
         ("parameters (M)", lambda m: m["params"] / 1e6, "{:.2f}"),

@@ -30,6 +30,7 @@ def write_report(run_dir, report, summary=None):
 def summary_markdown(report):
     t, s = report["teacher"], report["student"]
     split = report.get("evaluation_split", "test")
+    primary = primary_metric(report)
     lines = [
         f"# {report['name']}: `{report['method']}` distillation",
         "",
@@ -40,7 +41,7 @@ def summary_markdown(report):
     ]
     if split != "test":
         lines += [
-            f"The data has no test split: every accuracy here is on the {split} "
+            f"The data has no test split: every {primary} here is on the {split} "
             "split, which also chose the best epoch when early stopping was on "
             "(expect it to be optimistic).", ""]
     labels = report.get("labels")
@@ -49,21 +50,23 @@ def summary_markdown(report):
         shown = ", ".join(f"{i} `{name}`" for i, name in enumerate(names[:20]))
         more = f", ... ({len(names)} classes)" if len(names) > 20 else ""
         lines += [f"Labels: {shown}{more} ({labels['origin']}; `label_map.json`).", ""]
-    # `evaluation.metrics` beyond accuracy: one column each
-    extra = [name for name in s.get("metrics", {}) if name != "accuracy"]
+    # `evaluation.metrics` beyond the primary metric: one column each
+    extra = [name for name in s.get("metrics", {}) if name != primary]
+    if report.get("task", "classification") != "classification":
+        lines += [f"Task: {report['task']}.", ""]
     lines += [
-        f"| model | {split} accuracy | "
+        f"| model | {split} {primary} | "
         + "".join(f"{split} {name} | " for name in extra)
         + "parameters | batch-1 latency (ms) |",
         "|---|---|---|---|" + "---|" * len(extra),
     ]
     for role, m in (("teacher", t), ("student", s)):
         cells = "".join(f"{m['metrics'][name]:.4f} | " for name in extra)
-        lines.append(f"| {role} | {m['accuracy']:.4f} | {cells}{m['params']:,} | "
+        lines.append(f"| {role} | {m[primary]:.4f} | {cells}{m['params']:,} | "
                      f"{m['latency_ms']['median']:.1f} |")
     lines += [
         "",
-        f"Student / teacher: accuracy {s['accuracy'] / max(t['accuracy'], 1e-9):.1%}, "
+        f"Student / teacher: {primary} {s[primary] / max(t[primary], 1e-9):.1%}, "
         f"parameters {s['params'] / t['params']:.1%}, speed-up "
         f"{t['latency_ms']['median'] / s['latency_ms']['median']:.2f}x.",
         "",
@@ -79,12 +82,12 @@ def summary_markdown(report):
                          key=lambda b: int(b.split("_")[1]))
         lines += [
             "", "## Exported student", "",
-            f"| format | size (MB) | {split} accuracy | "
+            f"| format | size (MB) | {split} {primary} | "
             + " | ".join(f"{b.replace('_', ' ')} latency (ms)" for b in batches) + " |",
             "|---|---|---|" + "---|" * len(batches),
         ]
         for fmt, size in sizes.items():
-            acc = export["accuracy"].get(fmt)
+            acc = export[primary].get(fmt)
             lat = export["latency_ms"].get(fmt, {})
             cells = [f"{lat[b]['median']:.1f}" if b in lat else "–" for b in batches]
             lines.append(
@@ -100,6 +103,12 @@ def summary_markdown(report):
         lines.append("- **teacher fine-tuning**: " + best_epoch_text(finetune))
     lines.append("")
     return "\n".join(lines)
+
+
+def primary_metric(report):
+    """The metric a run's report leads with: `accuracy`, or its task's
+    (`pearson`, `f1_micro`; `report["primary_metric"]`)."""
+    return report.get("primary_metric", "accuracy")
 
 
 def plot_lines(report):

@@ -1,6 +1,7 @@
 """Task metrics: accuracy, F1 (macro / micro) and Matthews correlation
-(classification), Pearson / Spearman / MSE (regression), computed from a
-model's outputs and the gold labels with scikit-learn and SciPy.
+(classification), Pearson / Spearman / MSE (regression), F1 and exact match
+(multi-label), computed from a model's outputs and the gold labels with
+scikit-learn and SciPy.
 
 Examples:
 
@@ -14,7 +15,8 @@ import numpy as np
 from scipy import stats
 from sklearn import metrics as sk
 
-PRIMARY = {"classification": "accuracy", "regression": "pearson"}
+PRIMARY = {"classification": "accuracy", "regression": "pearson",
+           "multi_label": "f1_micro"}
 
 
 def rank(values):
@@ -105,6 +107,35 @@ def regression_metrics(names, outputs, labels):
         "pearson": lambda: pearson(pred, gold),
         "spearman": lambda: spearman(pred, gold),
         "mse": lambda: float(np.mean((pred - gold) ** 2)) if len(gold) else 0.0,
+    }
+    return {name: float(fns[name]()) for name in names}
+
+
+def multi_label_metrics(names, outputs, labels):
+    """Multi-label metrics of logits `(n, L)` against multi-hot labels
+    `(n, L)`; a label is predicted when its logit is above 0 (sigmoid above
+    0.5). Rows with a negative label (no gold set) are skipped.
+
+    `f1_micro` pools every (example, label) decision; `f1_macro` averages
+    the per-label F1 (a label never present nor predicted scores 0,
+    scikit-learn's `zero_division=0`); `exact_match` is the share of
+    examples whose whole set is right.
+
+    >>> logits = np.array([[2.0, -1.0], [1.0, 1.0], [-1.0, -1.0]])
+    >>> multi_label_metrics(["f1_micro", "exact_match"], logits,
+    ...                     np.array([[1, 0], [1, 0], [0, 0]]))
+    {'f1_micro': 0.8, 'exact_match': 0.6666666666666666}
+    """
+    labels = np.asarray(labels)
+    keep = np.all(labels >= 0, axis=-1)
+    gold = labels[keep].astype("int64")
+    pred = (np.asarray(outputs)[keep] > 0).astype("int64")
+    if not len(gold):
+        return {name: 0.0 for name in names}
+    fns = {
+        "f1_micro": lambda: sk.f1_score(gold, pred, average="micro", zero_division=0),
+        "f1_macro": lambda: sk.f1_score(gold, pred, average="macro", zero_division=0),
+        "exact_match": lambda: np.mean(np.all(gold == pred, axis=-1)),
     }
     return {name: float(fns[name]()) for name in names}
 

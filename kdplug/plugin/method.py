@@ -64,6 +64,27 @@ class Method(Configurable):
     # The task kinds a run of this method has: `evaluation.metrics` may name
     # only their metrics (`kdplug.config.EvaluationConfig.METRICS`).
     task_kinds: ClassVar[tuple] = ("classification",)
+    # True when one run trains tasks of several of those kinds at once (a
+    # multi-task student); else a run has one kind, `data.task`.
+    mixed_task_kinds: ClassVar[bool] = False
+    # The run's `kdplug.tasks.Task` (set by the runner; classification until
+    # then): build prediction-layer terms with `self.task.soft_term(...)`
+    # and `self.task.hard_term(...)` so the method serves every kind it lists.
+    _task = None
+
+    @property
+    def task(self):
+        """The run's task kind (`kdplug.tasks.Task`): its soft and hard
+        terms, head width and metrics."""
+        if self._task is None:
+            from kdplug.tasks import get_task
+
+            return get_task("classification")
+        return self._task
+
+    @task.setter
+    def task(self, task):
+        self._task = task
 
     def build_student(self, teacher, student_kind, num_classes):
         """Builds the student; `student_kind` is a configured `StudentKind`.
@@ -99,10 +120,14 @@ class Method(Configurable):
 
         Returns `[(field, DataConfig, label_kind)]`: the dotted config field
         the data comes from, its `kdplug.config.DataConfig`, and `"class"`
-        or `"float"` (see `kdplug.data.read_splits`). The default is the
-        `data:` section with class labels.
+        `"float"` or `"multi"` (see `kdplug.data.read_splits`). The default
+        is the `data:` section, labels read as the run's task kind reads
+        them (`data.task`).
         """
-        return [("data", config.data, "class")]
+        from kdplug.tasks import TASKS
+
+        task = TASKS.get(config.task)
+        return [("data", config.data, task.label_kind if task else "class")]
 
     def evaluate(self, student, test_ds, run_dir):
         """Method-specific evaluation added to the run's report.

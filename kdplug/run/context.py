@@ -8,6 +8,8 @@ from kdplug import storage
 from kdplug.data.transfer_set import augment_steps
 from kdplug.plugin.manager import get_plugin_manager
 from kdplug.run.run_folder import run_settings
+from kdplug.tasks import TASKS
+from kdplug.tasks import get_task
 from kdplug.training.custom_loop import is_chief
 from kdplug.training.distribution import make_strategy
 
@@ -89,9 +91,13 @@ class RunContext:
         return os.path.join(self.run_dir, *parts)
 
     def method(self):
-        """The configured `Method` (`method.name` with its options)."""
+        """The configured `Method` (`method.name` with its options), told
+        the run's task kind (`Method.task`)."""
         cfg = self.config
-        return self.plugins.methods.get(cfg.method.name)(cfg.method_config)
+        method = self.plugins.methods.get(cfg.method.name)(cfg.method_config)
+        if cfg.task in TASKS:  # a method's own kind (e.g. seq2seq) has no Task
+            method.task = get_task(cfg.task)
+        return method
 
     def student_kind(self):
         """The configured `StudentKind` (`student.kind` with its options)."""

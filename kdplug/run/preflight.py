@@ -87,6 +87,11 @@ def _split_name(data, name, config):
 
 def _describe(examples, label_kind, names=None):
     labels = np.asarray(examples.labels)
+    if label_kind == "multi":  # examples with each label, and with none
+        counts = labels.sum(axis=0).astype(int)
+        per_label = ", ".join(f"{names[c] if names else c}: {n}"
+                              for c, n in enumerate(counts))
+        return f"{len(labels)} ({per_label}; no label: {int((labels.sum(1) == 0).sum())})"
     if label_kind != "class":
         return f"{len(labels)} (targets {labels.min():g} to {labels.max():g})"
     counts = collections.Counter(int(v) for v in labels)

@@ -19,7 +19,6 @@ from kdplug.evaluation.measure import count_params
 from kdplug.evaluation.measure import first_examples
 from kdplug.evaluation.measure import latency_ms
 from kdplug.evaluation.measure import predict_outputs
-from kdplug.evaluation.task_metrics import classification_metrics
 from kdplug.run.runner import Runner
 from kdplug.run.stage_runner import StageRunner
 from kdplug.run.teacher_setup import EVAL_BATCH_SIZE
@@ -59,7 +58,7 @@ class SingleTaskRunner(Runner):
     def run(self):
         ctx, cfg, method = self.context, self.context.config, self.method
         with ctx.timers("reading data"):
-            splits = read_splits(cfg.data, cfg.resolve_path, seed=cfg.seed)
+            splits = self.read_splits()
         self._save_label_map(splits.label_map)
         kind = ctx.student_kind()
         teacher, tokenizer, teacher_info = self.prepare_teacher(splits, kind)
@@ -72,7 +71,7 @@ class SingleTaskRunner(Runner):
                     train, steps, seed=cfg.seed,
                     cache=bool(cfg.cache and cfg.cache.transfer_set))
         with ctx.strategy.scope():
-            student = method.build_student(teacher, kind, cfg.data.num_classes)
+            student = method.build_student(teacher, kind, self.task.num_outputs(cfg.data))
             stages = method.stages(teacher, student)
         kind.pretrained_weights = None  # drop the host copy (init: pretrained)
         check_schedules(cfg.training.schedules, stages, cfg.file)
@@ -123,9 +122,18 @@ class SingleTaskRunner(Runner):
         return report
 
     def finetune_teacher(self):
+        return self.prepare_teacher(self.read_splits())[2]
+
+    @property
+    def task(self):
+        """The run's task kind (`kdplug.tasks.Task`, from `data.task`)."""
+        return self.method.task
+
+    def read_splits(self):
+        """The data's splits, labels read as the task kind reads them."""
         cfg = self.context.config
-        splits = read_splits(cfg.data, cfg.resolve_path, seed=cfg.seed)
-        return self.prepare_teacher(splits)[2]
+        return read_splits(cfg.data, cfg.resolve_path, label_kind=self.task.label_kind,
+                           seed=cfg.seed)
 
     # ------------------------------------------------------------- pieces
     def prepare_teacher(self, splits, student_kind=None):
@@ -139,11 +147,12 @@ class SingleTaskRunner(Runner):
         if own_seed:  # the new head's initial weights and the fine-tuning
             keras.utils.set_random_seed(teacher_seed(cfg))
         setup = TeacherSetup(self.context)
-        teacher, tokenizer, source = setup.load(cfg.data.num_classes)
+        teacher, tokenizer, source = setup.load(self.task.num_outputs(cfg.data))
         setup.keep_pretrained(teacher, student_kind)
         with self.context.timers("teacher fine-tuning"):
             info = setup.finetune(teacher, source, setup.encoder(tokenizer),
-                                  splits["train"], splits["validation"])
+                                  splits["train"], splits["validation"],
+                                  objective=self.task.objective())
         if own_seed:  # the student's draws follow the run's seed
             keras.utils.set_random_seed(cfg.seed)
         return teacher, tokenizer, info
@@ -183,25 +192,27 @@ class SingleTaskRunner(Runner):
             return outputs, outputs.precompute()
 
     def evaluate(self, teacher, student, test_ds, test_examples, split="test"):
-        """Test accuracy and `evaluation.metrics` (on `split`, from one
-        prediction pass per model), parameters and batch-1 latency of both
-        models."""
-        cfg = self.context.config
-        names = cfg.evaluation.for_kind("classification")
-        measured = ["accuracy", *(name for name in names if name != "accuracy")]
+        """The task's primary metric (accuracy, Pearson, micro F1) and
+        `evaluation.metrics` on `split` (from one prediction pass per
+        model), parameters and batch-1 latency of both models."""
+        cfg, task = self.context.config, self.task
+        names = cfg.evaluation.for_kind(task.name)
+        measured = task.metric_names(cfg.evaluation)
         one = first_examples(test_ds, 1)
         report = {
             "name": cfg.name,
             "method": cfg.method.name,
+            "task": task.name,
+            "primary_metric": task.primary,
             "data": describe_sources(cfg.data),
             "test_examples": test_examples,
             "latency_runs": LATENCY_RUNS,
         }
         for role, model in (("teacher", teacher), ("student", student)):
-            values = classification_metrics(
+            values = task.metrics(
                 measured, *predict_outputs(model, test_ds, jit_compile=True))
             report[role] = {
-                "accuracy": values["accuracy"],
+                task.primary: values[task.primary],
                 "metrics": {name: values[name] for name in names},
                 "params": count_params(model),
                 "latency_ms": latency_ms(model, one, runs=LATENCY_RUNS),
@@ -216,11 +227,16 @@ class SingleTaskRunner(Runner):
         ctx, cfg = self.context, self.context.config
         with ctx.timers("export"):
             exporter = StudentExporter(student, sequence_length=cfg.data.sequence_length)
+            task = self.task
+            metric = None if task.name == "classification" else (
+                task.primary,
+                lambda outputs, labels: task.metrics([task.primary], outputs,
+                                                     labels)[task.primary])
             report = exporter.run(
                 ctx.path("export"), test_ds,
                 formats=tuple(cfg.export.formats),
                 batch_sizes=tuple(cfg.export.latency_batch_sizes),
-                runs=LATENCY_RUNS,
+                runs=LATENCY_RUNS, metric=metric,
             )
         if label_map is not None and label_map.named:
             report["labels"] = storage.write_json(

@@ -13,6 +13,8 @@ from kdplug.run.console import keras_verbosity
 from kdplug.run.console import progress_lines
 from kdplug.run.run_folder import ways_out
 from kdplug.students.utils import force_trainable
+from kdplug.tasks import TASKS
+from kdplug.tasks import get_task
 from kdplug.teacher.pipeline import TeacherPipeline
 from kdplug.teacher.pipeline import carries_taps
 from kdplug.training.callbacks import KeepBestEpoch
@@ -116,7 +118,7 @@ class StageRunner:
         with ctx.strategy.scope():
             distiller = Distiller(student, teacher, stage.terms, name=f"distiller_{tag}")
             if metrics is None:  # created in the scope, like the models
-                metrics = [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
+                metrics = self._task().keras_metrics()
             distiller.compile(
                 optimizer=make_optimizer(
                     cfg.optimizer, stage.learning_rate or cfg.learning_rate,
@@ -205,16 +207,22 @@ class StageRunner:
             patience=cfg.patience, min_delta=cfg.min_delta, model=student,
             stage=stage.name, file=ctx.config.file)
 
+    def _task(self):
+        """The run's `kdplug.tasks.Task` (classification for a method's own
+        task kind, e.g. seq2seq, whose runner passes its own metrics)."""
+        task = self.context.config.task
+        return get_task(task if task in TASKS else "classification")
+
     def _validation_metrics(self, student, val_ds):
-        """`ValidationMetrics` for the classification metrics of
-        `evaluation.metrics` that are not compiled Keras metrics, or None
-        (none configured, or no validation split)."""
-        names = [name for name in
-                 self.context.config.evaluation.for_kind("classification")
-                 if name != "accuracy"]
+        """`ValidationMetrics` for the task's metrics (its primary one and
+        `evaluation.metrics`) that are not compiled Keras metrics, or None
+        (none left, or no validation split)."""
+        task = self._task()
+        names = [name for name in task.metric_names(self.context.config.evaluation)
+                 if name not in task.compiled_metrics]
         if not names or val_ds is None:
             return None
-        return ValidationMetrics(student, val_ds, names)
+        return ValidationMetrics(student, val_ds, names, compute=task.metrics)
 
     def _pipelined(self, distiller, teacher, train_ds, val_ds):
         """`teacher.pipeline:`: the online teacher's taps computed in the

@@ -20,6 +20,7 @@ from kdplug.teacher.cache_admin import TEACHER_INFO as INFO
 from kdplug.teacher.cache_admin import TEACHER_WEIGHTS as WEIGHTS
 from kdplug.teacher.objectives import ClassificationObjective
 from kdplug.training.callbacks.keep_best_epoch import KeepBestEpoch
+from kdplug.training.callbacks.validation_metrics import ValidationMetrics
 from kdplug.training.callbacks.stop_on_nan import StopOnNaN
 from kdplug.training.optimizers import make_optimizer
 
@@ -130,6 +131,7 @@ class TeacherFinetuner:
             shuffle=False,  # the dataset reshuffles itself every epoch
             callbacks=[StopOnNaN("teacher fine-tuning",
                                  learning_rate_field="teacher.finetune.learning_rate"),
+                       *self._scores(best, teacher, val_ds),
                        *([best] if best else []),
                        *progress_lines("teacher fine-tuning",
                                        self.config.training.verbose)],
@@ -150,6 +152,15 @@ class TeacherFinetuner:
         storage.write_json(info_path, info, indent=None)  # written last
         log.info("teacher: cached fine-tuned weights in %s", self.cache_dir)
         return dict(info, cached=False)
+
+    def _scores(self, best, teacher, val_ds):
+        """`[ValidationMetrics]` logging the objective's validation metrics
+        (`objective.scores()`: e.g. `val_pearson`) for early stopping to
+        watch; none without early stopping or such metrics."""
+        names, compute = getattr(self.objective, "scores", lambda: ([], None))()
+        if best is None or not names:
+            return []
+        return [ValidationMetrics(teacher, val_ds, names, compute=compute)]
 
     def _early_stopping(self, val_ds):
         """`KeepBestEpoch` for `teacher.finetune.early_stopping` (None

@@ -17,6 +17,8 @@ import keras
 
 from kdplug.evaluation.measure import accuracy
 from kdplug.evaluation.measure import predict_outputs
+from kdplug.evaluation.task_metrics import multi_label_metrics
+from kdplug.evaluation.task_metrics import regression_metrics
 from kdplug.evaluation.task_metrics import task_metrics
 from kdplug.storage import fingerprint
 
@@ -38,6 +40,11 @@ class ClassificationObjective:
 
     def metrics(self):
         return ["accuracy"]
+
+    def scores(self):
+        """`(names, fn)`: validation metrics beyond the compiled ones, for
+        early stopping (`ValidationMetrics`); none here."""
+        return [], None
 
     def info(self, history, teacher, val_ds):
         return {
@@ -61,6 +68,9 @@ class RegressionObjective:
     def metrics(self):
         return []
 
+    def scores(self):
+        return ["pearson", "spearman", "mse"], regression_metrics
+
     def info(self, history, teacher, val_ds):
         info = {"train_mse": float(history["loss"][-1]), "validation": None}
         if val_ds is not None:
@@ -69,4 +79,32 @@ class RegressionObjective:
         return info
 
 
-OBJECTIVES = {cls.name: cls for cls in (ClassificationObjective, RegressionObjective)}
+class MultiLabelObjective:
+    """Binary cross-entropy on multi-hot labels (one sigmoid per label);
+    validation micro / macro F1 and exact match."""
+
+    name = "multi_label"
+
+    def key(self, base_key):
+        return fingerprint({"teacher": base_key, "objective": "multi_label_bce"})
+
+    def loss(self):
+        return keras.losses.BinaryCrossentropy(from_logits=True)
+
+    def metrics(self):
+        return []
+
+    def scores(self):
+        return ["f1_micro", "f1_macro", "exact_match"], multi_label_metrics
+
+    def info(self, history, teacher, val_ds):
+        info = {"train_bce": float(history["loss"][-1]), "validation": None}
+        if val_ds is not None:
+            outputs, labels = predict_outputs(teacher, val_ds)
+            info["validation"] = multi_label_metrics(
+                ["f1_micro", "f1_macro", "exact_match"], outputs, labels)
+        return info
+
+
+OBJECTIVES = {cls.name: cls for cls in (
+    ClassificationObjective, RegressionObjective, MultiLabelObjective)}

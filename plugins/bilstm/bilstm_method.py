@@ -53,6 +53,7 @@ class BiLstmMethod(kdplug.Method):
     name = "bilstm"
     description = "Tang et al. 2019: BiLSTM student, logit MSE + hard labels"
     default_student = {"kind": "bilstm"}
+    task_kinds = ("classification", "regression", "multi_label")
 
     @dataclasses.dataclass
     class Config:
@@ -64,7 +65,6 @@ class BiLstmMethod(kdplug.Method):
                 raise ValueError(f"alpha must be in [0, 1], got {self.alpha}")
 
     def stages(self, teacher, student):
-        from kdplug.terms import HardLabelCrossEntropy
         from kdplug.terms import LogitMSE
 
         alpha = self.config.alpha
@@ -72,6 +72,6 @@ class BiLstmMethod(kdplug.Method):
         if alpha < 1.0:
             terms.append(LogitMSE(weight=1.0 - alpha))
         if alpha > 0.0:
-            terms.append(HardLabelCrossEntropy(
+            terms.append(self.task.hard_term(
                 weight=alpha, unlabelled=self.config.unlabelled))
         return [kdplug.Stage("distill", terms)]

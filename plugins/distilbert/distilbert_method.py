@@ -64,6 +64,7 @@ class DistilBertMethod(kdplug.Method):
     description = "DistilBERT: soft CE + cosine hidden (+ MLM on unlabelled text)"
     default_student = {"kind": "truncated", "layers": "every_other",
                        "init": "pretrained"}
+    task_kinds = ("classification", "regression", "multi_label")
 
     @dataclasses.dataclass
     class Config:
@@ -112,18 +113,15 @@ class DistilBertMethod(kdplug.Method):
 
     def task_stage(self, teacher, student):
         from kdplug.terms import CosineHidden
-        from kdplug.terms import HardLabelCrossEntropy
-        from kdplug.terms import SoftTargetCrossEntropy
-
         cfg = self.config
-        terms = [SoftTargetCrossEntropy(cfg.temperature, weight=cfg.soft_weight)]
+        terms = [self.task.soft_term(cfg.temperature, weight=cfg.soft_weight)]
         if cfg.cosine_weight > 0:
             terms.append(
                 CosineHidden([self.hidden_pair(teacher, student)],
                              weight=cfg.cosine_weight)
             )
         if cfg.hard_weight > 0:
-            terms.append(HardLabelCrossEntropy(weight=cfg.hard_weight))
+            terms.append(self.task.hard_term(weight=cfg.hard_weight))
         return kdplug.Stage("task", terms, data="task")
 
     def general_stage(self, teacher, student):

@@ -10,6 +10,9 @@ class KDMethod(kdplug.Method):
     `soft` is Hinton's temperature-scaled soft-target cross-entropy (times
     T^2) or, with `soft_loss: mse`, Tang et al.'s MSE between logits. `hard`
     is cross-entropy with the gold labels (unlabelled examples excluded).
+    On a regression or multi-label task both take that task's form
+    (`kdplug.tasks`: squared error on the prediction; per-label sigmoid
+    soft targets with T and binary cross-entropy).
 
     Config:
         temperature: softmax temperature T.
@@ -29,6 +32,7 @@ class KDMethod(kdplug.Method):
     name = "kd"
     description = "Hinton soft targets (or logit MSE) + hard labels"
     default_student = {"kind": "truncated", "layers": "every_other"}
+    task_kinds = ("classification", "regression", "multi_label")
 
     @dataclasses.dataclass
     class Config:
@@ -45,16 +49,14 @@ class KDMethod(kdplug.Method):
                 )
 
     def stages(self, teacher, student):
-        from kdplug.terms import HardLabelCrossEntropy
         from kdplug.terms import LogitMSE
-        from kdplug.terms import SoftTargetCrossEntropy
 
         cfg = self.config
         if cfg.soft_loss == "mse":
             soft = LogitMSE(weight=cfg.alpha, name="soft_mse")
         else:
-            soft = SoftTargetCrossEntropy(cfg.temperature, weight=cfg.alpha)
+            soft = self.task.soft_term(cfg.temperature, weight=cfg.alpha)
         terms = [soft]
         if cfg.alpha < 1.0:
-            terms.append(HardLabelCrossEntropy(weight=1.0 - cfg.alpha))
+            terms.append(self.task.hard_term(weight=1.0 - cfg.alpha))
         return [kdplug.Stage("distill", terms)]

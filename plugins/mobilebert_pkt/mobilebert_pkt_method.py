@@ -82,6 +82,7 @@ class MobileBertPKTMethod(kdplug.Method):
     description = ("MobileBERT: layer-wise feature-map + attention transfer "
                    "(progressive / auxiliary / joint), then soft targets")
     default_student = {"kind": "bottleneck"}
+    task_kinds = ("classification", "regression", "multi_label")
 
     @dataclasses.dataclass
     class Config:
@@ -162,16 +163,14 @@ class MobileBertPKTMethod(kdplug.Method):
         return terms
 
     def task_terms(self):
-        """Soft-target cross-entropy (+ hard cross-entropy when `alpha < 1`)."""
-        from kdplug.terms import HardLabelCrossEntropy
-        from kdplug.terms import SoftTargetCrossEntropy
-
+        """The task's soft term (+ its hard term when `alpha < 1`):
+        soft-target and hard cross-entropy for classification."""
         cfg = self.config
         terms = []
         if cfg.alpha > 0:
-            terms.append(SoftTargetCrossEntropy(cfg.temperature, weight=cfg.alpha))
+            terms.append(self.task.soft_term(cfg.temperature, weight=cfg.alpha))
         if cfg.alpha < 1:
-            terms.append(HardLabelCrossEntropy(weight=1.0 - cfg.alpha))
+            terms.append(self.task.hard_term(weight=1.0 - cfg.alpha))
         return terms
 
     def stages(self, teacher, student):

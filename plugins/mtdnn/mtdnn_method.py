@@ -74,6 +74,7 @@ class MTDNNEnsembleMethod(kdplug.Method):
     description = "MT-DNN: multi-task student distilled from per-task teacher ensembles"
     default_student = {"kind": "truncated", "layers": "every_other"}
     task_kinds = ("classification", "regression")
+    mixed_task_kinds = True  # each task of `tasks:` has its own type
 
     @dataclasses.dataclass
     class Config:

@@ -58,6 +58,7 @@ class PKDMethod(kdplug.Method):
     description = "Patient KD (PKD-Skip / PKD-Last): soft + hard + normalised [CLS]"
     default_student = {"kind": "truncated", "layers": "first_k", "num_layers": 3,
                        "init": "pretrained"}
+    task_kinds = ("classification", "regression", "multi_label")
 
     @dataclasses.dataclass
     class Config:
@@ -84,15 +85,13 @@ class PKDMethod(kdplug.Method):
         return mapping.resolve(teacher, student)
 
     def stages(self, teacher, student):
-        from kdplug.terms import HardLabelCrossEntropy
         from kdplug.terms import NormalizedClsMSE
-        from kdplug.terms import SoftTargetCrossEntropy
 
         cfg = self.config
-        terms = [SoftTargetCrossEntropy(cfg.temperature, weight=cfg.alpha,
-                                        class_mean=cfg.soft_class_mean)]
+        terms = [self.task.soft_term(cfg.temperature, weight=cfg.alpha,
+                                     class_mean=cfg.soft_class_mean)]
         if cfg.alpha < 1.0:
-            terms.append(HardLabelCrossEntropy(weight=1.0 - cfg.alpha))
+            terms.append(self.task.hard_term(weight=1.0 - cfg.alpha))
         pairs = self.layer_map(teacher, student)
         if cfg.beta > 0 and pairs:
             terms.append(

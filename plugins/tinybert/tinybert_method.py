@@ -98,6 +98,7 @@ class TinyBertMethod(kdplug.Method):
     description = ("TinyBERT: embedding + hidden (projected) + attention-score MSE, "
                    "then soft CE; general and task stages")
     default_student = {"kind": "narrow"}
+    task_kinds = ("classification", "regression", "multi_label")
 
     @dataclasses.dataclass
     class Config:
@@ -243,8 +244,6 @@ class TinyBertMethod(kdplug.Method):
         return terms
 
     def stages(self, teacher, student):
-        from kdplug.terms import SoftTargetCrossEntropy
-
         cfg = self.config
         stages = []
         intermediate = None
@@ -261,8 +260,7 @@ class TinyBertMethod(kdplug.Method):
         if "task_prediction" in cfg.stages:
             stages.append(kdplug.Stage(
                 "task_prediction",
-                [SoftTargetCrossEntropy(cfg.temperature,
-                                        weight=cfg.prediction_weight)],
+                [self.task.soft_term(cfg.temperature, weight=cfg.prediction_weight)],
                 epochs=cfg.prediction_epochs, data="task",
                 learning_rate=cfg.prediction_learning_rate))
         return stages

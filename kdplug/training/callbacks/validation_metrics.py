@@ -24,9 +24,11 @@ class ValidationMetrics(keras.callbacks.Callback):
             returning logits `(batch, C)`.
         dataset: batched `(features, labels)` validation data; labels `< 0`
             are skipped.
-        metrics: classification metric names
-            (`kdplug.config.EvaluationConfig.METRICS["classification"]`).
+        metrics: metric names `compute` knows
+            (`kdplug.config.EvaluationConfig.METRICS`).
         prefix: the logs' key prefix.
+        compute: `fn(names, outputs, labels) -> {name: value}`, the task's
+            metrics (`Task.metrics`; default classification's).
 
     Examples:
 
@@ -37,8 +39,10 @@ class ValidationMetrics(keras.callbacks.Callback):
     ```
     """
 
-    def __init__(self, model, dataset, metrics, prefix="val_"):
+    def __init__(self, model, dataset, metrics, prefix="val_",
+                 compute=classification_metrics):
         super().__init__()
+        self.compute = compute
         self.predicted = model
         self.dataset = dataset
         self.metrics = list(metrics)
@@ -48,7 +52,7 @@ class ValidationMetrics(keras.callbacks.Callback):
 
     def values(self):
         """`{metric: value}` of the model's current weights on the dataset."""
-        return classification_metrics(self.metrics, *self._predictions())
+        return self.compute(self.metrics, *self._predictions())
 
     def on_epoch_end(self, epoch, logs=None):
         if logs is None:
@@ -56,7 +60,7 @@ class ValidationMetrics(keras.callbacks.Callback):
         names = [m for m in self.metrics if f"{self.prefix}{m}" not in logs]
         if not names:
             return
-        values = classification_metrics(names, *self._predictions())
+        values = self.compute(names, *self._predictions())
         for name, value in values.items():
             logs[f"{self.prefix}{name}"] = value
 

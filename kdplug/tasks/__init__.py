@@ -1,0 +1,31 @@
+"""Task kinds: what a label is and how a run learns it (`data.task`).
+
+Examples:
+
+```python
+from kdplug.tasks import get_task
+
+task = get_task(config.task)
+terms = [task.soft_term(2.0, weight=0.5), task.hard_term(weight=0.5)]
+```
+"""
+
+from kdplug.errors import did_you_mean
+from kdplug.tasks.classification import ClassificationTask
+from kdplug.tasks.multi_label import MultiLabelTask
+from kdplug.tasks.regression import RegressionTask
+from kdplug.tasks.task import Task
+
+TASKS = {cls.name: cls for cls in (ClassificationTask, RegressionTask, MultiLabelTask)}
+
+
+def get_task(name):
+    """The `Task` of a task kind name (`data.task`)."""
+    if name not in TASKS:
+        raise KeyError(f"unknown task kind {name!r}{did_you_mean(name, list(TASKS))}; "
+                       f"known: {', '.join(TASKS)}")
+    return TASKS[name]()
+
+
+__all__ = ["ClassificationTask", "MultiLabelTask", "RegressionTask", "TASKS", "Task",
+           "get_task"]

@@ -1,0 +1,69 @@
+"""The task-kind contract: what a label is and how a run learns it."""
+
+from typing import ClassVar
+
+
+class Task:
+    """A task kind: the labels a run reads, the head it trains, the terms
+    that compare teacher and student on that head, and the metrics it is
+    measured with.
+
+    Methods build their prediction-layer terms through the run's task
+    (`Method.task`), so one method (e.g. `kd`) distils a classifier, a
+    regressor or a multi-label tagger: `soft_term` and `hard_term` give
+    that kind's form of "match the teacher" and "match the gold label".
+    Everything else a method declares (hidden-state, attention or
+    embedding terms) does not depend on the task.
+
+    Subclasses set `name` (what `data.task` writes), `label_kind` (how
+    `kdplug.data.read_splits` reads the label column) and `primary` (the
+    metric reports lead with), and implement the methods below.
+
+    Examples:
+
+    ```python
+    task = get_task("regression")
+    task.num_outputs(config.data)             # 1
+    task.soft_term(temperature=2.0, weight=0.5)  # LogitMSE
+    task.metrics(["pearson"], outputs, labels)
+    ```
+    """
+
+    name: ClassVar[str]
+    label_kind: ClassVar[str]
+    primary: ClassVar[str]
+    # The names of `keras_metrics()` (logged by Keras, `val_<name>` included).
+    compiled_metrics: ClassVar[tuple] = ()
+
+    def num_outputs(self, data):
+        """The head's width for a `DataConfig`."""
+        return data.num_classes
+
+    def objective(self):
+        """The teacher's fine-tuning objective (`kdplug.teacher.objectives`)."""
+        raise NotImplementedError
+
+    def soft_term(self, temperature, weight, **options):
+        """The term that matches the teacher's predictions (a `Term`)."""
+        raise NotImplementedError
+
+    def hard_term(self, weight, **options):
+        """The term that matches the gold labels (a `Term`)."""
+        raise NotImplementedError
+
+    def metrics(self, names, outputs, labels):
+        """`{name: value}` of `names` for outputs and gold labels."""
+        raise NotImplementedError
+
+    def keras_metrics(self):
+        """Keras metrics compiled into training (running values in the
+        progress line and the history; `[]` when the task's metrics need
+        the whole split, logged by `ValidationMetrics` instead)."""
+        return []
+
+    def metric_names(self, evaluation):
+        """The metrics a run reports: the primary first, then the
+        configured ones (`evaluation.metrics`, the task's defaults when
+        unset)."""
+        names = evaluation.for_kind(self.name)
+        return [self.primary, *(name for name in names if name != self.primary)]

@@ -1,0 +1,72 @@
+"""`data.task` end to end: a regression and a multi-label run train the
+teacher with their own objective, distil with the task's terms, report the
+task's metrics and export a student measured with them."""
+
+import json
+
+import pytest
+
+from kdplug.cli import main
+from kdplug.testing.toy_config import write_toy_config
+from kdplug.testing.toy_tasks import write_toy_multi_label_jsonl
+
+EXPORT = {"formats": ["keras"], "latency_batch_sizes": [1]}
+
+
+def run(config):
+    assert main(["run", config]) == 0
+    run_dir = config.rsplit("/", 1)[0] + "/runs/toy"
+    report = json.loads(open(f"{run_dir}/metrics.json").read())
+    (history,) = [json.loads(open(p).read()) for p in
+                  __import__("glob").glob(f"{run_dir}/stages/*.history.json")]
+    return report, history, open(f"{run_dir}/summary.md").read()
+
+
+def test_regression_run_on_the_score_column(tmp_path):
+    config = write_toy_config(
+        tmp_path, {"name": "kd", "alpha": 0.5}, num_examples=120,
+        student={"kind": "truncated", "layers": [1]},
+        data={"task": "regression", "label_column": "score"},
+        teacher={"finetune": {"epochs": 2, "batch_size": 16, "learning_rate": 3e-3}},
+        training={"epochs": 2, "early_stopping": {"monitor": "val_pearson",
+                                                  "patience": None}},
+        export=EXPORT)
+    report, history, summary = run(config)
+    assert report["task"] == "regression" and report["primary_metric"] == "pearson"
+    for role in ("teacher", "student"):
+        assert list(report[role]["metrics"]) == ["pearson", "spearman", "mse"]
+        assert report[role]["pearson"] == report[role]["metrics"]["pearson"]
+    # the teacher learned the +-1 target from the text (MSE objective)
+    assert report["teacher"]["pearson"] > 0.5
+    assert report["teacher"]["finetune"]["validation"]["pearson"] > 0.3
+    epochs = history["epochs"]
+    assert {"soft_mse", "hard_mse", "val_pearson", "val_spearman"} <= set(epochs)
+    assert epochs["hard_mse"][-1] < epochs["hard_mse"][0]
+    assert history["best"]["best_value"] == pytest.approx(max(epochs["val_pearson"]))
+    assert report["export"]["pearson"]["keras"] == pytest.approx(
+        report["student"]["pearson"], abs=1e-3)
+    assert "| model | test pearson | test spearman | test mse |" in summary
+    assert "Student / teacher: pearson" in summary
+
+
+def test_multi_label_run_with_an_intermediate_layer_method(tmp_path):
+    data = write_toy_multi_label_jsonl(tmp_path / "toy.jsonl", 160)
+    config = write_toy_config(
+        tmp_path, {"name": "pkd", "strategy": "last", "beta": 10.0},
+        student={"kind": "truncated", "layers": "first_k", "num_layers": 1},
+        data={"path": data, "task": "multi_label", "label_column": "labels"},
+        teacher={"finetune": {"epochs": 3, "batch_size": 16, "learning_rate": 3e-3}},
+        training={"epochs": 3}, export=EXPORT,
+        evaluation={"metrics": ["f1_micro", "exact_match"]})
+    report, history, summary = run(config)
+    assert report["labels"]["names"] == ["neg", "pos"]
+    assert list(report["student"]["metrics"]) == ["f1_micro", "exact_match"]
+    # whether a sentence holds a positive / a negative word: learnable
+    assert report["teacher"]["f1_micro"] > 0.75
+    assert report["student"]["f1_micro"] > 0.6
+    epochs = history["epochs"]
+    assert {"soft_bce", "hard_bce", "val_f1_micro", "val_exact_match"} <= set(epochs)
+    assert epochs["loss"][-1] < epochs["loss"][0]
+    assert report["export"]["f1_micro"]["keras"] == pytest.approx(
+        report["student"]["f1_micro"], abs=1e-6)
+    assert "| model | test f1_micro | test exact_match |" in summary
