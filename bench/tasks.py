@@ -83,7 +83,9 @@ def build_doc(task, row, seed, args):
         "epochs": args.teacher_epochs, "batch_size": 32, "learning_rate": 5e-5,
         "seed": 0, "early_stopping": monitor}}
     doc["training"].update(epochs=args.epochs, batch_size=32, verbose=2,
-                           early_stopping=monitor, length_buckets=True)
+                           early_stopping=monitor,
+                           # per-token labels are not cut with the batches yet
+                           length_buckets=task != "token_classification")
     doc["cache"] = {"teacher_outputs": True}
     doc.pop("augment", None)
     return doc

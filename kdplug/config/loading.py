@@ -275,6 +275,14 @@ def _check_task(config):
     stopping monitor it does not log (`val_accuracy` by default)."""
     if config.task == "classification":
         return
+    if config.task == "token_classification":
+        for field, section in (("training.length_buckets", config.training.length_buckets),
+                               ("teacher.pipeline", config.teacher.pipeline)):
+            if section is not None:
+                raise ConfigError(
+                    "cuts batches to their longest sentence, and per-token labels "
+                    "are not cut with them yet; remove it for token classification",
+                    config.file, field)
     if config.augment:
         raise ConfigError(
             f"augmentation labels its new examples as unlabelled classification "

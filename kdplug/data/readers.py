@@ -26,7 +26,7 @@ TFDS_PREFIX = "tfds:"
 # `DataConfig.path` of in-memory data (`examples_from_dataset`).
 IN_MEMORY = "<in memory>"
 
-LABEL_KINDS = ("class", "float", "multi")
+LABEL_KINDS = ("class", "float", "multi", "tags")
 SPLITS = ("train", "validation", "test")
 EXTENSIONS = {".tsv": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl",
               ".parquet": "parquet", ".pq": "parquet"}
@@ -54,9 +54,16 @@ def read_splits(cfg, resolve_path=os.path.abspath, label_kind="class", seed=0,
         resolve_path: maps the config's paths to files (e.g. relative to the
             config).
         label_kind: `"class"` (class ids in `0..num_classes-1`, int32
-            labels, from ids or names, see `LabelMap.resolve`) or
+            labels, from ids or names, see `LabelMap.resolve`),
             `"float"` (finite numbers, e.g. a regression target; float32
-            labels).
+            labels), `"multi"` (a list of class ids or names per row, or a
+            string split at `data.label_separator` in TSV / CSV; float32
+            multi-hot labels `(n, num_classes)`) or `"tags"` (token
+            classification: the text column holds words, a list or one
+            string split at spaces, and the label column one tag per word,
+            the same way; texts are the words joined by single spaces and
+            labels an object array of int32 tag ids per word, aligned to
+            word pieces later by `kdplug.data.token_alignment`).
         seed: draws the `max_train_examples` subsample (stratified by
             label, `Examples.sample`), never the first rows.
         data: in-memory data read instead of the config's sources (see
@@ -90,12 +97,13 @@ def read_splits(cfg, resolve_path=os.path.abspath, label_kind="class", seed=0,
         label_map = LabelMap.resolve(
             cfg, [row.get(cfg.label_column) for _, row in train.rows],
             train.source, train.class_names)
-    elif label_kind == "multi":
+    elif label_kind in ("multi", "tags"):
         train = parts["train"]
+        values = _tags if label_kind == "tags" else _label_list
         label_map = LabelMap.resolve(
             cfg, [value for where, row in train.rows if cfg.label_column in row
-                  for value in _label_list(row[cfg.label_column], cfg,
-                                           _at(train.source, where))],
+                  for value in values(row[cfg.label_column], cfg,
+                                      _at(train.source, where))],
             train.source, train.class_names)
     elif cfg.label_names is not None:
         raise DataError(f"{source}: data.label_names names classes, and these "
@@ -399,6 +407,12 @@ def _to_examples(rows, cfg, path, label_kind="class", label_map=None):
     for where, row in rows:
         at = _at(path, where)
         try:
+            if label_kind == "tags":
+                text, label = _tagged_words(row, cfg, at, label_map)
+                texts.append(text)
+                pairs.append(None)
+                labels.append(label)
+                continue
             text = text_field(row, cfg.text_column, at)
             pair = (
                 text_field(row, cfg.text_pair_column, at)
@@ -423,9 +437,13 @@ def _to_examples(rows, cfg, path, label_kind="class", label_map=None):
         warnings.warn(f"{path}: skipped {skipped} bad row(s) (data.bad_rows: skip)")
     if not texts:
         raise DataError(f"{path}: no usable rows")
+    if label_kind == "tags":  # one int32 array per example, of its words' tags
+        labels = np.array(labels + [None], dtype=object)[:-1]
+    else:  # multi: a list of (num_classes,) vectors stacks to (n, num_classes)
+        labels = np.asarray(labels, dtype="int32" if label_kind == "class" else "float32")
     return Examples(
-        texts,  # multi: a list of (num_classes,) vectors stacks to (n, num_classes)
-        np.asarray(labels, dtype="int32" if label_kind == "class" else "float32"),
+        texts,
+        labels,
         pairs if cfg.text_pair_column else None,
         source=path,
     )
@@ -464,6 +482,39 @@ def _label_list(value, cfg, at):
         f"{at}: labels {value!r} in column {cfg.label_column!r} are not a list "
         f"or a string of names separated by {cfg.label_separator!r} "
         "(data.label_separator)")
+
+
+def _tags(value, cfg, at, column=None):
+    """A token-classification row's words or tags: a list as it is, a
+    string split at whitespace."""
+    column = column or cfg.label_column
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [str(v) for v in value]
+    if isinstance(value, str):
+        return value.split()
+    raise DataError(f"{at}: {value!r} in column {column!r} is not a list or a "
+                    "string of space-separated items")
+
+
+def _tagged_words(row, cfg, at, label_map):
+    """`(text, tag_ids)` of a token-classification row: its words joined by
+    single spaces and one tag id per word."""
+    if cfg.text_column not in row:
+        raise DataError(f"{at}: no column {cfg.text_column!r}; columns are {sorted(row)}")
+    words = _tags(row[cfg.text_column], cfg, at, cfg.text_column)
+    tags = _tags(_label_value(row, cfg, at), cfg, at)
+    if not words:
+        raise DataError(f"{at}: no words in column {cfg.text_column!r}")
+    spaced = [word for word in words if len(word.split()) != 1]
+    if spaced:
+        raise DataError(f"{at}: word {spaced[0]!r} in column {cfg.text_column!r} is "
+                        "empty or holds a space; words are single tokens")
+    if len(tags) != len(words):
+        raise DataError(f"{at}: {len(words)} words in column {cfg.text_column!r} and "
+                        f"{len(tags)} tags in column {cfg.label_column!r}; give one "
+                        "tag per word")
+    ids = np.asarray([label_map.class_id(tag, at) for tag in tags], dtype="int32")
+    return " ".join(words), ids
 
 
 def _multi_hot(values, label_map, at):

@@ -15,8 +15,6 @@ import numpy as np
 from scipy import stats
 from sklearn import metrics as sk
 
-PRIMARY = {"classification": "accuracy", "regression": "pearson",
-           "multi_label": "f1_micro"}
 
 
 def rank(values):

@@ -88,12 +88,22 @@ class BertClassifier(TappedClassifier):
       `4 S H^2 + 2 S^2 H` extra FLOPs per layer and example (about 18% of a
       layer at `S=64, H=384, I=1536`), paid only when the tap is requested.
     - `pooled`: the pooler output, `(batch, hidden)`.
-    - `logits`: `(batch, num_classes)`.
+    - `logits`: `(batch, num_classes)`; with `per_token=True`,
+      `(batch, seq, num_classes)`.
+
+    With `per_token=True` (token classification: POS tags, named entities)
+    the classifier reads every position of the last layer (through the
+    output dropout, not the pooler) and `logits` has one row per position,
+    padding included (terms and metrics skip positions labelled `-1`); the
+    top layer then always runs for every position (`cls_only_layer` is not
+    used for `logits`). The other taps are unchanged (`pooled` is still the
+    [CLS] pooler output).
 
     Args:
         backbone: a `keras_hub.models.BertBackbone`.
         num_classes: int. Number of output classes (1 for regression).
         dropout: float. Dropout before the classifier.
+        per_token: bool. Classify every position instead of the sequence.
 
     Examples:
 
@@ -103,17 +113,21 @@ class BertClassifier(TappedClassifier):
         intermediate_dim=32, max_sequence_length=16)
     model = BertClassifier(backbone, num_classes=2)
     taps = model.taps(inputs, ["hidden/1", "logits"])
+    tagger = BertClassifier(backbone, num_classes=17, per_token=True)
+    tagger(inputs).shape  # (batch, seq, 17)
     ```
     """
 
     input_keys = keys.TOKEN_INPUTS
-    config_attributes = ("num_classes", "dropout")
+    config_attributes = ("num_classes", "dropout", "per_token")
 
-    def __init__(self, backbone, num_classes, dropout=0.1, **kwargs):
+    def __init__(self, backbone, num_classes, dropout=0.1, per_token=False,
+                 **kwargs):
         super().__init__(**kwargs)
         self.backbone = backbone
         self.num_classes = int(num_classes)
         self.dropout = float(dropout)
+        self.per_token = bool(per_token)
         self.output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
         self.classifier = keras.layers.Dense(
             self.num_classes,
@@ -148,11 +162,16 @@ class BertClassifier(TappedClassifier):
         `(L - 1) (8 S H^2 + 4 S^2 H + 4 S H I) + (4 S H^2 + 4 H^2 + 4 S H +
         4 H I) + 2 H^2 + 2 H C`: the encoder layers (the top one for its
         [CLS] position only, as `call()` runs it), the pooler and the
-        classifier; embedding lookups cost nothing.
+        classifier; embedding lookups cost nothing. With `per_token`:
+        `L (8 S H^2 + 4 S^2 H + 4 S H I) + 2 S H C` (every layer in full,
+        the classifier at every position, no pooler).
         """
         s, h = int(sequence_length), self.hidden_dim
         i = self.backbone.intermediate_dim
         layer = flops.transformer_layer_flops(s, h, i)
+        if self.per_token:
+            return (self.num_layers * layer
+                    + flops.dense_flops(s, h, self.num_classes))
         return (
             (self.num_layers - 1) * layer
             + flops.cls_only_layer_flops(s, h, i)
@@ -170,7 +189,7 @@ class BertClassifier(TappedClassifier):
             out["embeddings"] = x
         depth = self._depth_needed(names)
         for i, layer in enumerate(bb.transformer_layers[:depth], start=1):
-            if i == depth and not names & sequence_taps(i):
+            if i == depth and not names & self._sequence_taps(i):
                 # Only the top layer's [CLS] is read (pooler, classifier,
                 # `cls/<depth>`): its other positions are not computed.
                 x = cls_only_layer(layer, x, padding_mask, training=training)
@@ -194,9 +213,21 @@ class BertClassifier(TappedClassifier):
             else:
                 x = layer(x, padding_mask=padding_mask, training=training)
             add_layer_taps(out, names, i, x)
-        add_head_taps(out, names, x, bb.pooled_dense, self.classifier,
+        head_names = names - {"logits"} if self.per_token else names
+        add_head_taps(out, head_names, x, bb.pooled_dense, self.classifier,
                       self.output_dropout, training=training)
+        if self.per_token and "logits" in names:
+            out["logits"] = self.classifier(
+                self.output_dropout(x, training=training))
         return out
+
+    def _sequence_taps(self, i):
+        """Layer `i`'s taps that read every position; per token, the
+        top layer's `logits` too."""
+        taps = sequence_taps(i)
+        if self.per_token and i == self.num_layers:
+            taps = taps | {"logits"}
+        return taps
 
     def _depth_needed(self, names):
         return depth_needed(names, self.num_layers)

@@ -95,9 +95,19 @@ class RunContext:
         the run's task kind (`Method.task`)."""
         cfg = self.config
         method = self.plugins.methods.get(cfg.method.name)(cfg.method_config)
-        if cfg.task in TASKS:  # a method's own kind (e.g. seq2seq) has no Task
-            method.task = get_task(cfg.task)
+        if self.task is not None:
+            method.task = self.task
         return method
+
+    @property
+    def task(self):
+        """The run's `kdplug.tasks.Task` (`config.task`), one instance per
+        run (it learns the class names when the data is read); None for a
+        method's own kind that has none (e.g. seq2seq)."""
+        if not hasattr(self, "_task"):
+            kind = self.config.task
+            self._task = get_task(kind) if kind in TASKS else None
+        return self._task
 
     def student_kind(self):
         """The configured `StudentKind` (`student.kind` with its options)."""

@@ -92,6 +92,12 @@ def _describe(examples, label_kind, names=None):
         per_label = ", ".join(f"{names[c] if names else c}: {n}"
                               for c, n in enumerate(counts))
         return f"{len(labels)} ({per_label}; no label: {int((labels.sum(1) == 0).sum())})"
+    if label_kind == "tags":  # one tag per word
+        tags = collections.Counter(int(t) for row in labels for t in row)
+        common = ", ".join(f"{names[c] if names else c}: {n}"
+                           for c, n in tags.most_common(3))
+        return (f"{len(labels)} sentences ({sum(tags.values())} words; "
+                f"most frequent tags {common})")
     if label_kind != "class":
         return f"{len(labels)} (targets {labels.min():g} to {labels.max():g})"
     counts = collections.Counter(int(v) for v in labels)

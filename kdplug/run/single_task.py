@@ -72,6 +72,7 @@ class SingleTaskRunner(Runner):
                     cache=bool(cfg.cache and cfg.cache.transfer_set))
         with ctx.strategy.scope():
             student = method.build_student(teacher, kind, self.task.num_outputs(cfg.data))
+            self.task.check_student(student, cfg.student.name)
             stages = method.stages(teacher, student)
         kind.pretrained_weights = None  # drop the host copy (init: pretrained)
         check_schedules(cfg.training.schedules, stages, cfg.file)
@@ -147,7 +148,9 @@ class SingleTaskRunner(Runner):
         if own_seed:  # the new head's initial weights and the fine-tuning
             keras.utils.set_random_seed(teacher_seed(cfg))
         setup = TeacherSetup(self.context)
-        teacher, tokenizer, source = setup.load(self.task.num_outputs(cfg.data))
+        teacher, tokenizer, source = setup.load(self.task.num_outputs(cfg.data),
+                                                **self.task.head_options())
+        self.task.prepare(splits, setup.encoder(tokenizer), self.context.log)
         setup.keep_pretrained(teacher, student_kind)
         with self.context.timers("teacher fine-tuning"):
             info = setup.finetune(teacher, source, setup.encoder(tokenizer),

@@ -13,7 +13,6 @@ from kdplug.run.console import keras_verbosity
 from kdplug.run.console import progress_lines
 from kdplug.run.run_folder import ways_out
 from kdplug.students.utils import force_trainable
-from kdplug.tasks import TASKS
 from kdplug.tasks import get_task
 from kdplug.teacher.pipeline import TeacherPipeline
 from kdplug.teacher.pipeline import carries_taps
@@ -210,8 +209,7 @@ class StageRunner:
     def _task(self):
         """The run's `kdplug.tasks.Task` (classification for a method's own
         task kind, e.g. seq2seq, whose runner passes its own metrics)."""
-        task = self.context.config.task
-        return get_task(task if task in TASKS else "classification")
+        return self.context.task or get_task("classification")
 
     def _validation_metrics(self, student, val_ds):
         """`ValidationMetrics` for the task's metrics (its primary one and

@@ -37,14 +37,15 @@ class TeacherSetup:
     def __init__(self, context):
         self.context = context
 
-    def load(self, num_outputs):
+    def load(self, num_outputs, **head):
         """`(teacher, tokenizer, source)`: the configured teacher with a
-        `num_outputs`-wide head, built under the run's strategy and checked
+        `num_outputs`-wide head (`head`: more options of it, e.g. the task's
+        `per_token`), built under the run's strategy and checked
         (`kdplug.teacher.check_teacher`)."""
         cfg = self.context.config
         with self.context.strategy.scope():
             teacher, tokenizer, source = load_teacher(
-                cfg.teacher, num_outputs, cfg.resolve_path)
+                cfg.teacher, num_outputs, cfg.resolve_path, **head)
         check_teacher(teacher, tokenizer, cfg)
         return teacher, tokenizer, source
 

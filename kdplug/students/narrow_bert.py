@@ -6,7 +6,7 @@ from kdplug.students.utils import force_trainable
 
 def narrow_bert(vocabulary_size, num_classes, num_layers=4, hidden_dim=312,
                 intermediate_dim=1200, num_heads=12, max_sequence_length=512,
-                num_segments=2, dropout=0.1):
+                num_segments=2, dropout=0.1, per_token=False):
     """A randomly initialised, narrower and shallower BERT (TinyBERT-style).
 
     The defaults are TinyBERT-4's shape (4 layers, hidden 312, FFN 1200, 12
@@ -27,6 +27,8 @@ def narrow_bert(vocabulary_size, num_classes, num_layers=4, hidden_dim=312,
         max_sequence_length: int.
         num_segments: int.
         dropout: float.
+        per_token: bool. Classify every position (token classification,
+            `BertClassifier(per_token=True)`); give the teacher's.
 
     Examples:
 
@@ -44,5 +46,6 @@ def narrow_bert(vocabulary_size, num_classes, num_layers=4, hidden_dim=312,
         max_sequence_length=max_sequence_length,
         num_segments=num_segments,
     )
-    student = BertClassifier(backbone, num_classes=num_classes, dropout=dropout)
+    student = BertClassifier(backbone, num_classes=num_classes, dropout=dropout,
+                             per_token=per_token)
     return force_trainable(student)

@@ -98,7 +98,9 @@ def truncated_bert(teacher, layers, num_classes, copy_head=True, dropout=0.1,
         getattr(backbone, name).set_weights(weights_of(getattr(src, name)))
     for target, index in zip(backbone.transformer_layers, layers):
         target.set_weights(weights_of(src.transformer_layers[index]))
-    student = BertClassifier(backbone, num_classes=num_classes, dropout=dropout)
+    # A per-token teacher (token classification) gets a per-token student.
+    student = BertClassifier(backbone, num_classes=num_classes, dropout=dropout,
+                             per_token=getattr(teacher, "per_token", False))
     if copy_head and teacher.num_classes == num_classes:
         student.classifier.set_weights(weights_of(teacher.classifier))
     return force_trainable(student)

@@ -15,8 +15,10 @@ from kdplug.tasks.classification import ClassificationTask
 from kdplug.tasks.multi_label import MultiLabelTask
 from kdplug.tasks.regression import RegressionTask
 from kdplug.tasks.task import Task
+from kdplug.tasks.token_classification import TokenClassificationTask
 
-TASKS = {cls.name: cls for cls in (ClassificationTask, RegressionTask, MultiLabelTask)}
+TASKS = {cls.name: cls for cls in (ClassificationTask, RegressionTask, MultiLabelTask,
+                                   TokenClassificationTask)}
 
 
 def get_task(name):
@@ -28,4 +30,4 @@ def get_task(name):
 
 
 __all__ = ["ClassificationTask", "MultiLabelTask", "RegressionTask", "TASKS", "Task",
-           "get_task"]
+           "TokenClassificationTask", "get_task"]

@@ -39,6 +39,21 @@ class Task:
         """The head's width for a `DataConfig`."""
         return data.num_classes
 
+    def head_options(self):
+        """Options of the teacher's head (`BertClassifier`'s arguments, e.g.
+        `per_token`) that students built from it inherit."""
+        return {}
+
+    def prepare(self, splits, encoder, log=None):
+        """Turns the splits' labels into what the models read, once the
+        teacher's tokenizer is known (`encoder`: its `TextEncoder`); in
+        place, returns `splits`. Sentence-level tasks need nothing."""
+        return splits
+
+    def check_student(self, student, kind):
+        """Raises `KdplugError` when `student` (built by the student kind
+        named `kind`) cannot learn this task; sentence tasks take any."""
+
     def objective(self):
         """The teacher's fine-tuning objective (`kdplug.teacher.objectives`)."""
         raise NotImplementedError

@@ -11,11 +11,13 @@ from kdplug.teacher.sources import check_source_folder
 from kdplug.teacher.sources import resolve_source
 
 
-def load_teacher(teacher_cfg, num_classes, resolve_path=os.path.abspath):
+def load_teacher(teacher_cfg, num_classes, resolve_path=os.path.abspath,
+                 per_token=False):
     """Returns `(BertClassifier, tokenizer, resolved_source)`.
 
-    A fresh classification head is added to a backbone; a `.keras` file is
-    loaded whole (its tokenizer comes from `teacher.tokenizer`).
+    A fresh classification head is added to a backbone (on every word piece
+    with `per_token`, for token classification); a `.keras` file is loaded
+    whole (its tokenizer comes from `teacher.tokenizer`).
     """
     source = resolve_source(teacher_cfg.source, resolve_path)
     if source.endswith(".keras"):
@@ -32,6 +34,12 @@ def load_teacher(teacher_cfg, num_classes, resolve_path=os.path.abspath):
                 "with the vocabulary)",
                 field="teacher.tokenizer",
             )
+        if bool(getattr(model, "per_token", False)) != per_token:
+            raise ConfigError(
+                f"{source}: the teacher's head is "
+                f"{'per token' if not per_token else 'per sentence'}, and this "
+                f"task needs one {'per token' if per_token else 'per sentence'} "
+                "(data.task)", field="teacher.source")
         tokenizer = _tokenizer(resolve_source(teacher_cfg.tokenizer, resolve_path))
         return model, tokenizer, source
     if os.path.isdir(source):
@@ -44,7 +52,8 @@ def load_teacher(teacher_cfg, num_classes, resolve_path=os.path.abspath):
             field="teacher.source",
         ) from None
     backbone.trainable = True
-    model = BertClassifier(backbone, num_classes=num_classes, dropout=teacher_cfg.dropout)
+    model = BertClassifier(backbone, num_classes=num_classes, dropout=teacher_cfg.dropout,
+                           per_token=per_token)
     tokenizer = _tokenizer(
         resolve_source(teacher_cfg.tokenizer, resolve_path)
         if teacher_cfg.tokenizer else source

@@ -106,5 +106,46 @@ class MultiLabelObjective:
         return info
 
 
+class TokenClassificationObjective:
+    """Cross-entropy on every labelled word piece (labels `-1` ignored);
+    validation entity F1 and per-word accuracy.
+
+    Args:
+        label_names: the tags in id order (BIO tags for entity F1).
+    """
+
+    name = "token_classification"
+
+    def __init__(self, label_names=None):
+        self.label_names = label_names
+
+    def key(self, base_key):
+        return fingerprint({"teacher": base_key, "objective": "token_ce"})
+
+    def loss(self):
+        return keras.losses.SparseCategoricalCrossentropy(from_logits=True,
+                                                          ignore_class=-1)
+
+    def metrics(self):
+        return []
+
+    def scores(self):
+        return ["entity_f1", "token_accuracy"], self._metrics
+
+    def _metrics(self, names, outputs, labels):
+        from kdplug.evaluation.token_metrics import token_metrics
+
+        return token_metrics(names, outputs, labels, self.label_names)
+
+    def info(self, history, teacher, val_ds):
+        info = {"train_ce": float(history["loss"][-1]), "validation": None}
+        if val_ds is not None:
+            outputs, labels = predict_outputs(teacher, val_ds)
+            info["validation"] = self._metrics(["entity_f1", "token_accuracy"],
+                                               outputs, labels)
+        return info
+
+
 OBJECTIVES = {cls.name: cls for cls in (
-    ClassificationObjective, RegressionObjective, MultiLabelObjective)}
+    ClassificationObjective, RegressionObjective, MultiLabelObjective,
+    TokenClassificationObjective)}

@@ -21,5 +21,7 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     "SoftTargetBinaryCrossEntropy": "kdplug.terms.soft_target_binary_cross_entropy",
     "SoftTargetCrossEntropy": "kdplug.terms.soft_target_cross_entropy",
     "Term": "kdplug.terms.term",
+    "TokenHardCrossEntropy": "kdplug.terms.token_hard_cross_entropy",
+    "TokenSoftCrossEntropy": "kdplug.terms.token_soft_cross_entropy",
     "label_mask": "kdplug.terms.term",
 })

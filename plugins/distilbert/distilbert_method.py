@@ -64,7 +64,7 @@ class DistilBertMethod(kdplug.Method):
     description = "DistilBERT: soft CE + cosine hidden (+ MLM on unlabelled text)"
     default_student = {"kind": "truncated", "layers": "every_other",
                        "init": "pretrained"}
-    task_kinds = ("classification", "regression", "multi_label")
+    task_kinds = ("classification", "regression", "multi_label", "token_classification")
 
     @dataclasses.dataclass
     class Config:

@@ -32,7 +32,7 @@ class KDMethod(kdplug.Method):
     name = "kd"
     description = "Hinton soft targets (or logit MSE) + hard labels"
     default_student = {"kind": "truncated", "layers": "every_other"}
-    task_kinds = ("classification", "regression", "multi_label")
+    task_kinds = ("classification", "regression", "multi_label", "token_classification")
 
     @dataclasses.dataclass
     class Config:

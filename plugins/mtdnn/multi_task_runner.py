@@ -14,13 +14,13 @@ from kdplug.evaluation.measure import latency_ms
 from kdplug.evaluation.measure import predict_outputs
 from kdplug.evaluation.plots import LOSS_CURVES
 from kdplug.evaluation.plots import loss_curves
-from kdplug.evaluation.task_metrics import PRIMARY
 from kdplug.evaluation.task_metrics import task_metrics
 from kdplug.plugin.student_kind import PretrainedWeights
 from kdplug.run.runner import Runner
 from kdplug.run.stage_runner import StageRunner
 from kdplug.run.teacher_setup import EVAL_BATCH_SIZE
 from kdplug.run.teacher_setup import TeacherSetup
+from kdplug.tasks import get_task
 from kdplug.training.term_schedule import check_schedules
 from kdplug_plugins.mtdnn.multi_task_student import MultiTaskStudent
 from kdplug_plugins.mtdnn.sampling import mixture_dataset
@@ -209,7 +209,7 @@ class MultiTaskRunner(Runner):
             "tasks": {
                 t.name: {
                     "type": t.type,
-                    "metric": PRIMARY[t.type],
+                    "metric": get_task(t.type).primary,
                     "path": t.data.path,
                     "label_column": t.data.label_column,
                     "teacher": t.teacher,

@@ -58,7 +58,7 @@ class PKDMethod(kdplug.Method):
     description = "Patient KD (PKD-Skip / PKD-Last): soft + hard + normalised [CLS]"
     default_student = {"kind": "truncated", "layers": "first_k", "num_layers": 3,
                        "init": "pretrained"}
-    task_kinds = ("classification", "regression", "multi_label")
+    task_kinds = ("classification", "regression", "multi_label", "token_classification")
 
     @dataclasses.dataclass
     class Config:

@@ -72,4 +72,5 @@ class NarrowStudent(kdplug.StudentKind):
             ),
             num_segments=teacher_attribute(teacher, "num_segments"),
             dropout=cfg.dropout,
+            per_token=getattr(teacher, "per_token", False),
         )

@@ -98,7 +98,7 @@ class TinyBertMethod(kdplug.Method):
     description = ("TinyBERT: embedding + hidden (projected) + attention-score MSE, "
                    "then soft CE; general and task stages")
     default_student = {"kind": "narrow"}
-    task_kinds = ("classification", "regression", "multi_label")
+    task_kinds = ("classification", "regression", "multi_label", "token_classification")
 
     @dataclasses.dataclass
     class Config:

@@ -9,6 +9,7 @@ import pytest
 from kdplug.cli import main
 from kdplug.testing.toy_config import write_toy_config
 from kdplug.testing.toy_tasks import write_toy_multi_label_jsonl
+from kdplug.testing.toy_tasks import write_toy_tokens_jsonl
 
 EXPORT = {"formats": ["keras"], "latency_batch_sizes": [1]}
 
@@ -70,3 +71,31 @@ def test_multi_label_run_with_an_intermediate_layer_method(tmp_path):
     assert report["export"]["f1_micro"]["keras"] == pytest.approx(
         report["student"]["f1_micro"], abs=1e-6)
     assert "| model | test f1_micro | test exact_match |" in summary
+
+
+def test_token_classification_run_tags_every_word(tmp_path):
+    data = write_toy_tokens_jsonl(tmp_path / "tokens.jsonl", 160)
+    config = write_toy_config(
+        tmp_path, {"name": "kd", "temperature": 2.0, "alpha": 0.5},
+        student={"kind": "truncated", "layers": [1]},
+        data={"path": data, "task": "token_classification", "text_column": "words",
+              "label_column": "tags", "num_classes": 5},
+        teacher={"finetune": {"epochs": 3, "batch_size": 16, "learning_rate": 3e-3}},
+        training={"epochs": 2, "early_stopping": {"monitor": "val_entity_f1"}},
+        cache={"teacher_outputs": True}, export=EXPORT)
+    report, history, summary = run(config)
+    assert report["labels"]["names"] == ["B-NEG", "B-POS", "I-NEG", "I-POS", "O"]
+    assert list(report["student"]["metrics"]) == ["entity_f1", "token_accuracy"]
+    assert report["teacher_output_cache"]["cached"] is False  # per-token logits stored
+    # tagging every word O scores the share of O words; the student does better
+    words = [json.loads(line) for line in open(data)]
+    test = [tag for row in words if row["split"] == "test" for tag in row["tags"]]
+    majority = test.count("O") / len(test)
+    assert report["student"]["metrics"]["token_accuracy"] > majority + 0.1
+    assert report["student"]["entity_f1"] > 0.3
+    epochs = history["epochs"]
+    assert {"token_soft_ce", "token_hard_ce", "val_entity_f1"} <= set(epochs)
+    assert epochs["token_hard_ce"][-1] < epochs["token_hard_ce"][0]
+    assert report["export"]["entity_f1"]["keras"] == pytest.approx(
+        report["student"]["entity_f1"], abs=1e-6)
+    assert "| model | test entity_f1 | test token_accuracy |" in summary
