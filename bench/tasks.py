@@ -146,7 +146,10 @@ def render(results):
             lines += [f"### {task}", "", "Not run yet.", ""]
             continue
         names = list(mine[0]["metrics"])
-        lines += [f"### {task}", "", f"Labels: {labels}.", "",
+        budgets = mine[0]["budget"]
+        lines += [f"### {task}", "", f"Labels: {labels}. Budget: teacher at most "
+                  f"{budgets['teacher_epochs']} epochs, students at most "
+                  f"{budgets['epochs']} epochs.", "",
                   "| model | seeds | " + " | ".join(names) + " | parameters | kept epoch |",
                   "|---|---|" + "---|" * len(names) + "---|---|"]
         first = mine[0]
@@ -165,11 +168,9 @@ def render(results):
         lines.append("")
     lines += _reading(entries)
     machine = entries[0]["machine"]
-    budgets = entries[0]["budget"]
-    lines += ["", f"Budget: teacher at most {budgets['teacher_epochs']} epochs, students "
-              f"at most {budgets['epochs']} epochs, early stopping on the primary "
-              "metric (patience 1); sequence length 48 (token classification: 64), "
-              f"batch 32. Machine: {machine_text(machine)}. Regenerate with "
+    lines += ["", "Early stopping on the primary metric (patience 1), the best epoch "
+              "kept; sequence length 48 (token classification: 64), batch 32. "
+              f"Machine: {machine_text(machine)}. Regenerate with "
               "`python bench/tasks.py` (results in `bench/results/tasks.json`).", ""]
     return "\n".join(lines)
 

@@ -48,3 +48,23 @@ def test_multi_label_metrics_by_hand():
 def test_unknown_kind_is_named_with_a_suggestion():
     with pytest.raises(KeyError, match="'regresion'.*did you mean 'regression'"):
         get_task("regresion")
+
+
+def test_the_docs_table_of_methods_and_task_kinds_matches_the_methods():
+    import os
+    import re
+
+    from kdplug.plugin.manager import get_plugin_manager
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    text = open(os.path.join(root, "docs", "configs.md"), encoding="utf-8").read()
+    kinds = ["classification", "regression", "multi_label", "token_classification"]
+    methods = get_plugin_manager().methods
+    rows = re.findall(r"^\| `([\w-]+)`[^|]* \| (.+?) \|$", text, re.M)
+    table = {name: cells.split(" | ")[:4] for name, cells in rows if name in methods.names()}
+    assert set(table) == set(methods.names())
+    for name, cells in table.items():
+        declared = getattr(methods.get(name), "task_kinds", ("classification",))
+        documented = [kind for kind, cell in zip(kinds, cells) if cell.startswith("yes")]
+        if name != "cmlm-seq2seq":
+            assert documented == [k for k in kinds if k in declared], name
