@@ -1,6 +1,8 @@
 """Exporting a trained student for serving, and measuring the exports."""
 
 import os
+import shutil
+import tempfile
 import warnings
 
 import numpy as np
@@ -88,9 +90,15 @@ class StudentExporter:
         shape = [None, self.sequence_length]
         return [{k: tf.TensorSpec(shape, tf.int32, name=k) for k in self.input_keys}]
 
-    def export(self, out_dir, formats=FORMATS):
+    def export(self, out_dir, formats=FORMATS, keras_file=None):
         """Writes the requested formats into `out_dir`; returns
-        `{format: path}` (also kept in `self.paths`)."""
+        `{format: path}` (also kept in `self.paths`).
+
+        Nothing is stored twice: the TFLite converter's SavedModel is
+        written to a temporary folder and removed unless `saved_model` is
+        asked for, and with `keras_file` (the student already saved, e.g.
+        the run's `student.keras`) the `keras` export is a hard link to it
+        (a copy where the file system has no links)."""
         unknown = sorted(set(formats) - set(FORMATS))
         if unknown:
             raise KdplugError(f"unknown export format(s) {unknown}; known: {list(FORMATS)}")
@@ -99,21 +107,37 @@ class StudentExporter:
         paths = {f: os.path.join(out_dir, FILENAMES[f]) for f in FORMATS}
         wanted = set(formats)
         if "keras" in wanted:
-            self.model.save(paths["keras"])
+            self._save_keras(paths["keras"], keras_file)
             self.paths["keras"] = paths["keras"]
         if wanted & {"saved_model", "tflite_float32", "tflite_int8"}:
-            self.model.export(
-                paths["saved_model"], format="tf_saved_model",
-                input_signature=self.input_signature(), verbose=False,
-            )
-            self.paths["saved_model"] = paths["saved_model"]
-        for fmt, quantize in (("tflite_float32", False), ("tflite_int8", True)):
-            if fmt in wanted:
-                blob = self._convert(paths["saved_model"], quantize)
-                with open(paths[fmt], "wb") as f:
-                    f.write(blob)
-                self.paths[fmt] = paths[fmt]
+            saved_model = (paths["saved_model"] if "saved_model" in wanted
+                           else tempfile.mkdtemp(prefix=".saved_model-", dir=out_dir))
+            self.model.export(saved_model, format="tf_saved_model",
+                              input_signature=self.input_signature(), verbose=False)
+            if "saved_model" in wanted:
+                self.paths["saved_model"] = saved_model
+            for fmt, quantize in (("tflite_float32", False), ("tflite_int8", True)):
+                if fmt in wanted:
+                    blob = self._convert(saved_model, quantize)
+                    with open(paths[fmt], "wb") as f:
+                        f.write(blob)
+                    self.paths[fmt] = paths[fmt]
+            if "saved_model" not in wanted:
+                shutil.rmtree(saved_model, ignore_errors=True)
         return {f: self.paths[f] for f in FORMATS if f in self.paths}
+
+    def _save_keras(self, path, keras_file):
+        """The `.keras` export: a hard link to `keras_file` when given (a
+        copy across file systems), else the model saved."""
+        if keras_file is None:
+            self.model.save(path)
+            return
+        if os.path.exists(path):
+            os.remove(path)
+        try:
+            os.link(keras_file, path)
+        except OSError:
+            shutil.copyfile(keras_file, path)
 
     def _convert(self, saved_model, quantize):
         def convert(select_ops):
@@ -231,12 +255,12 @@ class StudentExporter:
         return {fmt: correct[fmt] / max(total, 1) for fmt in formats}
 
     def run(self, out_dir, dataset, formats=FORMATS, batch_sizes=(1, 32), runs=20,
-            metric=None):
+            metric=None, keras_file=None):
         """Exports, then measures: returns the report's `export` section,
         `{"files", "size_bytes", "latency_ms", "accuracy", "notes"}`; with
         `metric=(name, fn)` (see `accuracy`'s `score`) that metric under
         its name instead of accuracy."""
-        files = self.export(out_dir, formats)
+        files = self.export(out_dir, formats, keras_file=keras_file)
         name, score = metric or ("accuracy", None)
         return {
             "files": files,

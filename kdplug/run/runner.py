@@ -4,6 +4,9 @@ from kdplug.errors import KdplugError
 from kdplug.evaluation import plots
 from kdplug.evaluation.report import write_report
 
+# The trained student, in the run folder (what `load_run` and `kdplug predict` read).
+STUDENT_FILE = "student.keras"
+
 
 class Runner:
     """Runs one experiment with one method, from a ready `RunContext`.
@@ -48,6 +51,12 @@ class Runner:
         raise KdplugError(
             f"method {self.method.name!r} has no separate teacher fine-tuning")
 
+    def save_student(self, student):
+        """Saves the trained student as `<run>/student.keras`; returns the path."""
+        path = self.context.path(STUDENT_FILE)
+        student.save(path)
+        return path
+
     def write_run_report(self, report, student=None, summary=None,
                          plot=plots.write_plots):
         """The files every run leaves, written by the chief only:
@@ -67,7 +76,7 @@ class Runner:
         if not ctx.is_chief:  # one writer under multi-worker training
             return report
         if student is not None:
-            student.save(ctx.path("student.keras"))
+            self.save_student(student)
         report["plots"] = plot(ctx.run_dir, report)
         path = write_report(ctx.run_dir, report, summary)
         ctx.log.info("report: %s", path)

@@ -113,10 +113,12 @@ class SingleTaskRunner(Runner):
         report["teacher"]["finetune"] = teacher_info
         report["transfer_set"] = {"original": len(splits["train"]), "total": len(train)}
         report["teacher_output_cache"] = cache_info
+        saved = None  # student.keras, written once (the export links to it)
         if ctx.is_chief and cfg.export:
-            report["export"] = self.export(student, test_ds, splits.label_map)
+            saved = self.save_student(student)
+            report["export"] = self.export(student, test_ds, splits.label_map, saved)
         report["seconds"] = dict(ctx.timers.seconds)
-        report = self.write_run_report(report, student)
+        report = self.write_run_report(report, None if saved else student)
         if ctx.is_chief and cfg.analysis:
             with ctx.timers("analysis"):
                 self.analyze(teacher, student, encoder, words, splits)
@@ -224,9 +226,11 @@ class SingleTaskRunner(Runner):
                 f"{name} {value:.4f}" for name, value in values.items()))
         return report
 
-    def export(self, student, test_ds, label_map=None):
+    def export(self, student, test_ds, label_map=None, keras_file=None):
         """Exports the student in every configured format and measures each;
-        class names (a `LabelMap` with names) go beside them, `labels.json`."""
+        class names (a `LabelMap` with names) go beside them, `labels.json`.
+        `keras_file`: the student already saved (the `.keras` export links
+        to it instead of a second copy)."""
         ctx, cfg = self.context, self.context.config
         with ctx.timers("export"):
             exporter = StudentExporter(student, sequence_length=cfg.data.sequence_length)
@@ -239,7 +243,7 @@ class SingleTaskRunner(Runner):
                 ctx.path("export"), test_ds,
                 formats=tuple(cfg.export.formats),
                 batch_sizes=tuple(cfg.export.latency_batch_sizes),
-                runs=LATENCY_RUNS, metric=metric,
+                runs=LATENCY_RUNS, metric=metric, keras_file=keras_file,
             )
         if label_map is not None and label_map.named:
             report["labels"] = storage.write_json(
