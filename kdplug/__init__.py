@@ -2,7 +2,9 @@
 
 Public API:
 
-- `Distiller`: a `keras.Model` that trains a student against a teacher.
+- `Distiller`: a `keras.Model` that trains a student against a teacher
+  (any `keras.Model` as either); `distill(teacher=, student=, train_data=)`,
+  the common case in one call; `make_optimizer`, the CLI's optimizer recipe.
 - `Method`, `StudentKind`, `Stage`: what method and student plugins implement.
 - `hookimpl`: the decorator for plugin hooks (see `kdplug.plugin.hookspecs`).
 - `get_plugin_manager()`: the loaded plugins and their registries.
@@ -42,6 +44,8 @@ _compat.install()
 # Loaded on first use (they import TensorFlow).
 _LAZY = {
     "Distiller": "kdplug.training.distiller",
+    "distill": "kdplug.training.distill",
+    "make_optimizer": "kdplug.training.optimizers",
     "Experiment": "kdplug.run.experiment",
     "load_model": "kdplug.models.saving",
 }

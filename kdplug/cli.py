@@ -1,9 +1,13 @@
 """The `kdplug` command line."""
 
 import argparse
+import os
 import sys
 
 from kdplug.errors import KdplugError
+
+# The models of a run that predict and evaluate (`kdplug.run.trained_run.ROLES`).
+ROLES = ("student", "teacher")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -60,6 +64,45 @@ def build_parser():
     p.add_argument("--probe", help="logistic or mlp")
     p.add_argument("--no-probing", action="store_true", help="behaviour only")
     p.add_argument("--no-behaviour", action="store_true", help="probing only")
+    p = add("predict", help="label texts with a finished run's student (or "
+                            "teacher): one JSON line per text")
+    p.add_argument("run_dir", metavar="RUN_DIR")
+    given = p.add_mutually_exclusive_group(required=True)
+    given.add_argument("--text", action="append", metavar="TEXT",
+                       help="a text to label (repeat for several)")
+    given.add_argument("--input", metavar="FILE",
+                       help="a text file (one text per line) or a TSV / CSV / JSONL "
+                            "/ Parquet file with the run's text column")
+    p.add_argument("--pair", action="append", metavar="TEXT",
+                   help="the second text of each --text, for a run on pairs")
+    p.add_argument("--model", choices=ROLES, default="student",
+                   help="the model that predicts (default student)")
+    p.add_argument("--output", metavar="FILE", help="write the JSON lines here "
+                                                    "instead of stdout")
+    p.add_argument("--batch-size", type=_positive_int, metavar="N",
+                   help="texts per forward pass (default the run's evaluation "
+                        "batch, max(training.batch_size, 64))")
+    p = add("evaluate", help="measure a finished run's student (and teacher) on "
+                             "a labelled file, with the run's metrics")
+    p.add_argument("run_dir", metavar="RUN_DIR")
+    p.add_argument("--data", required=True, metavar="FILE",
+                   help="a labelled TSV / CSV / JSONL / Parquet file (or saved "
+                        "Dataset) with the run's columns and classes")
+    p.add_argument("--model", choices=(*ROLES, "both"), default="student",
+                   help="the model(s) measured (default student)")
+    p.add_argument("--output", metavar="FILE", help="also write the metrics as JSON")
+    p.add_argument("--batch-size", type=_positive_int, metavar="N",
+                   help="examples per forward pass")
+    p = add("export", help="export a finished run's student in more formats "
+                           "(docs/export.md)")
+    p.add_argument("run_dir", metavar="RUN_DIR")
+    p.add_argument("--format", action="append", required=True, metavar="FORMAT",
+                   dest="formats",
+                   help="an export format, e.g. keras or tflite_int8 (repeat for "
+                        "several; docs/export.md lists them)")
+    p.add_argument("--output", metavar="DIR",
+                   help="the export folder (default RUN_DIR/export); a format "
+                        "already there is kept")
     add("plugins", help="list plugins and what they register")
     p = add("cache", help="list or remove cache entries (teacher outputs, "
                           "fine-tuned teachers, transfer sets)")
@@ -184,6 +227,116 @@ def cmd_analyze(args):
     return 0
 
 
+def cmd_predict(args):
+    import json
+
+    from kdplug.run.run_inputs import check_texts
+    from kdplug.run.run_inputs import read_texts
+    from kdplug.run.trained_run import TrainedRun
+
+    run = TrainedRun(args.run_dir, roles=(args.model,))
+    data = run.config.data
+    if args.input is not None:
+        if args.pair and data.text_pair_column:
+            raise KdplugError(
+                "--pair goes with --text; with --input the second texts come from "
+                f"the file's column {data.text_pair_column!r} (data.text_pair_column)")
+        _pairs(args, run)  # --pair for a run on single texts: an error
+        texts, pairs = read_texts(args.input, data, run.task.label_kind)
+    else:
+        texts, pairs = check_texts(args.text), _pairs(args, run)
+    if args.output:
+        _check_output_file(args.output)
+    records = run.predict(texts, pairs, role=args.model, batch_size=args.batch_size)
+    lines = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
+    if args.output:
+        from kdplug import storage
+
+        storage.write_text(args.output, lines)
+        print(f"{len(records)} prediction(s): {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(lines)
+    return 0
+
+
+def _pairs(args, run):
+    """The `--pair` texts, one per `--text` for a run on pairs, none else."""
+    from kdplug.run.run_inputs import check_texts
+
+    column = run.config.data.text_pair_column
+    if column is None or args.text is None:
+        if args.pair and column is None:
+            raise KdplugError(
+                f"--pair: run {run.name!r} reads single texts (its "
+                "data.text_pair_column is null); leave --pair out")
+        return None
+    if len(args.pair or ()) != len(args.text):
+        raise KdplugError(
+            f"--pair: run {run.name!r} reads text pairs (data.text_pair_column "
+            f"{column!r}): give one --pair per --text ({len(args.text)} --text, "
+            f"{len(args.pair or ())} --pair)")
+    return check_texts(args.pair, "--pair")
+
+
+def _check_output_file(path, flag="--output"):
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise KdplugError(f"{path}: a folder ({flag}); name a file")
+    if not os.path.isdir(folder):
+        raise KdplugError(f"{path}: no folder {folder} ({flag})")
+
+
+def cmd_evaluate(args):
+    from kdplug import storage
+    from kdplug.run.trained_run import TrainedRun
+
+    wanted = ROLES if args.model == "both" else (args.model,)
+    run = TrainedRun(args.run_dir, roles=wanted)
+    if args.output:
+        _check_output_file(args.output)
+    examples = run.read_labelled(args.data)
+    metrics = run.evaluate(examples, batch_size=args.batch_size)
+    names = run.metric_names()
+    rows = [("metric", *wanted)] + [
+        (name, *(f"{metrics[role][name]:.4f}" for role in wanted)) for name in names]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    print(f"{run.name}: {args.data} ({len(examples)} examples)")
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    if args.output:
+        storage.write_json(args.output, {
+            "run": run.run_dir, "data": os.path.abspath(args.data),
+            "task": run.task.name, "examples": len(examples),
+            "primary_metric": run.task.primary, **metrics})
+        print(f"metrics: {args.output}")
+    return 0
+
+
+def cmd_export(args):
+    from kdplug.run.run_export import check_formats
+    from kdplug.run.run_export import export_run
+    from kdplug.run.trained_run import TrainedRun
+    from kdplug.storage import format_size
+    from kdplug.storage import tree_size
+
+    run = TrainedRun(args.run_dir)
+    output = args.output or os.path.join(args.run_dir, "export")
+    formats = check_formats(args.formats)
+    result = export_run(run, formats, output)
+    for fmt in formats:
+        if fmt in result["kept"]:
+            print(f"{fmt}: {result['kept'][fmt]} (already there, kept)")
+        elif fmt in result["written"]:
+            path = result["written"][fmt]
+            print(f"{fmt}: {path} ({format_size(tree_size(path))})")
+    for name in ("labels", "vocab"):
+        if result[name]:
+            print(f"{name}: {result[name]}")
+    for note in result["notes"]:
+        print(f"note: {note}")
+    return 0
+
+
 def cmd_plugins(args):
     from kdplug.plugin.manager import get_plugin_manager
 
@@ -218,13 +371,17 @@ def cmd_cache(args):
     return 0
 
 
-NEEDS_MODELS = ("run", "finetune-teacher", "analyze")  # validate, plugins, cache: no TensorFlow
+# validate, plugins, cache: no TensorFlow
+NEEDS_MODELS = ("run", "finetune-teacher", "analyze", "predict", "evaluate", "export")
 
 COMMANDS = {
     "validate": cmd_validate,
     "run": cmd_run,
     "finetune-teacher": cmd_finetune_teacher,
     "analyze": cmd_analyze,
+    "predict": cmd_predict,
+    "evaluate": cmd_evaluate,
+    "export": cmd_export,
     "plugins": cmd_plugins,
     "cache": cmd_cache,
 }

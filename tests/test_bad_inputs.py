@@ -222,8 +222,10 @@ CASES = [
      ["x.yaml", "teacher.source", "not installed"]),
     ("teacher-no-config-json", config(teacher__source="empty_teacher"),
      ["empty_teacher", "config.json"]),
-    ("teacher-not-bert", config(teacher__source="roberta_teacher"),
-     ["roberta_teacher", "model_type"]),
+    ("teacher-family-unconverted", config(teacher__source="electra_teacher"),
+     ["electra_teacher", "model_type is 'electra'", "save_to_preset"]),
+    ("teacher-no-tokenizer-files", config(teacher__source="roberta_teacher"),
+     ["roberta_teacher", "no vocab.json and no merges.txt", "roberta"]),
     ("tokenizer-missing", config(teacher__tokenizer="./no/vocab"),
      ["x.yaml", "teacher.tokenizer"]),
     ("pipeline-chunks", config(teacher__pipeline={"length_chunks": 0}),
@@ -404,6 +406,8 @@ def world(tmp_path, monkeypatch):
     (root / "empty_teacher").mkdir()
     (root / "roberta_teacher").mkdir()
     (root / "roberta_teacher" / "config.json").write_text('{"model_type": "roberta"}')
+    (root / "electra_teacher").mkdir()
+    (root / "electra_teacher" / "config.json").write_text('{"model_type": "electra"}')
     (root / "ok.yaml").write_text(yaml.safe_dump(BASE))
     sentinel = tmp_path / "sentinel"
     sentinel.mkdir()

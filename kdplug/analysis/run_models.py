@@ -21,6 +21,8 @@ from kdplug.data.word_encoder import word_dataset
 from kdplug.errors import KdplugError
 from kdplug.models.saving import load_model
 from kdplug.run.experiment import SOURCE
+from kdplug.run.runner import STUDENT_FILE
+from kdplug.tasks import get_task
 from kdplug.teacher.finetune import TeacherFinetuner
 from kdplug.teacher.loading import load_teacher
 from kdplug.teacher.sources import resolve_source
@@ -42,9 +44,11 @@ class RunModels:
         teacher, student: the models.
         encoder: the teacher's `TextEncoder`.
         words: the student's `WordEncoder` (word-id students) or None.
-        splits: `{"train", "validation", "test"}` `Examples`.
+        splits: `{"train", "validation", "test"}` `Examples` (None when
+            loaded with `read_data=False`).
         teacher_key: what identifies the teacher (its fine-tuning cache key
-            or its source), so runs sharing one are probed once.
+            or its source), so runs sharing one are probed once (None
+            without the teacher).
 
     Examples:
 
@@ -81,7 +85,8 @@ class RunModels:
         return AnalysedModel(name or self.name, self.student, self.dataset)
 
 
-def load_run(run_dir, config_file=None, teacher=None, config=None):
+def load_run(run_dir, config_file=None, teacher=None, config=None, read_data=True,
+             with_teacher=True):
     """Reloads a finished single-task run from its folder.
 
     The run's own resolved `config.yaml` is read; its relative paths start
@@ -89,44 +94,69 @@ def load_run(run_dir, config_file=None, teacher=None, config=None):
     `source.json`; `config_file` overrides, e.g. for runs made before that
     file existed). The fine-tuned teacher's weights come from kdplug's
     teacher cache (the run does not store the teacher); a missing entry is
-    an error naming the command that restores it.
+    an error naming the command that restores it. The teacher's head and
+    the labels follow the run's task kind (`data.task`).
 
     Args:
-        run_dir: the run folder (`config.yaml`, `student.keras`).
+        run_dir: the run folder (`config.yaml`, `student.keras`, or
+            `export/student.keras`).
         config_file: the config file the run was started from (optional).
         teacher: `(model, tokenizer, key)` already loaded for another run
             with the same teacher (`analyze_runs` shares it).
         config: the run's config, when the caller already read it.
+        read_data: False: the run's data files are neither needed nor read
+            (`splits` is None; what `kdplug predict` does).
+        with_teacher: False: only the teacher's tokenizer is kept (`teacher`
+            is None, the cache is not read), for the student alone.
 
     Returns:
         A `RunModels`.
     """
     run_dir = os.path.abspath(run_dir)
-    config = config or _run_config(run_dir, config_file)
-    for key, value in config.data.sources().items():
+    config = config or read_run_config(run_dir, config_file)
+    task = get_task(config.task)
+    # The fine-tuned teacher's cache key reads the data too.
+    keyed = with_teacher and teacher is None and config.teacher.finetune is not None
+    for key, value in (config.data.sources().items() if read_data or keyed else ()):
         if value.startswith("tfds:"):
             continue
         data_file = config.resolve_path(value)
         if not os.path.exists(data_file):
+            why = "" if read_data else " (the fine-tuned teacher's cache key reads it)"
             raise KdplugError(
                 f"{run_dir}: the run's data file {value!r} (data.{key}) is not at "
-                f"{data_file}; pass the config file the run was started from "
+                f"{data_file}{why}; pass the config file the run was started from "
                 "(`kdplug analyze RUN_DIR --config FILE`)")
-    model, tokenizer, key = teacher or _load_teacher(config)
-    student = load_model(os.path.join(run_dir, "student.keras"))
+    model, tokenizer, key = teacher or _load_teacher(config, task, with_teacher)
+    student = load_model(student_file(run_dir))
     words_path = os.path.join(run_dir, WORD_VOCABULARY)
     words = WordEncoder.load(words_path) if os.path.isfile(words_path) else None
     encoder = TextEncoder(tokenizer, config.data.sequence_length,
                           pair_inputs=needs_pair_inputs(student))
-    splits = read_splits(config.data, config.resolve_path, seed=config.seed)
+    splits = None
+    if read_data:
+        splits = read_splits(config.data, config.resolve_path,
+                             label_kind=task.label_kind, seed=config.seed)
     return RunModels(run_dir, config, model, student, encoder, words, splits, key)
 
 
-def _run_config(run_dir, config_file):
+def student_file(run_dir):
+    """The trained student of a run folder: `student.keras`, else the
+    `.keras` export (`export/student.keras`); None when neither is there."""
+    for path in (os.path.join(run_dir, STUDENT_FILE),
+                 os.path.join(run_dir, "export", STUDENT_FILE)):
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+def read_run_config(run_dir, config_file):
     """The run's resolved config, its paths relative to the config file the
     run was started from."""
-    for name in ("config.yaml", "student.keras"):
-        if not os.path.isfile(os.path.join(run_dir, name)):
+    for name in ("config.yaml", STUDENT_FILE):
+        found = (student_file(run_dir) if name == STUDENT_FILE
+                 else os.path.isfile(os.path.join(run_dir, name)))
+        if not found:
             raise KdplugError(
                 f"{run_dir}: no {name}; `kdplug analyze` needs a finished run "
                 "folder (`kdplug run` writes config.yaml and student.keras)")
@@ -139,10 +169,14 @@ def _run_config(run_dir, config_file):
     return config_from_dict(data, file=file)
 
 
-def _load_teacher(config):
-    """`(teacher, tokenizer, key)` with the run's fine-tuned weights."""
+def _load_teacher(config, task, with_teacher=True):
+    """`(teacher, tokenizer, key)` with the run's fine-tuned weights (the
+    teacher None without `with_teacher`: only its tokenizer)."""
     teacher, tokenizer, source = load_teacher(
-        config.teacher, config.data.num_classes, config.resolve_path)
+        config.teacher, task.num_outputs(config.data), config.resolve_path,
+        **task.head_options())
+    if not with_teacher:
+        return None, tokenizer, None
     if config.teacher.finetune is None:
         return teacher, tokenizer, _teacher_key(config)
     finetuner = TeacherFinetuner(config, source)
@@ -196,7 +230,7 @@ def analyze_runs(run_dirs, output_dir=None, config=None, config_files=None,
     config_files = list(config_files or [None] * len(run_dirs))
     teachers, runs = {}, []
     for run_dir, config_file in zip(run_dirs, config_files):
-        run_config = _run_config(os.path.abspath(run_dir), config_file)
+        run_config = read_run_config(os.path.abspath(run_dir), config_file)
         key = _teacher_key(run_config)
         run = load_run(run_dir, teacher=teachers.get(key), config=run_config)
         teachers.setdefault(key, (run.teacher, run.encoder.tokenizer, key))

@@ -109,7 +109,7 @@ def read_splits(cfg, resolve_path=os.path.abspath, label_kind="class", seed=0,
         raise DataError(f"{source}: data.label_names names classes, and these "
                         "labels are numbers (a regression target)")
     splits = Splits({name: None if part is None else
-                     _to_examples(part.rows, cfg, part.source, label_kind, label_map)
+                     rows_to_examples(part.rows, cfg, part.source, label_kind, label_map)
                      for name, part in parts.items()}, label_map)
     return _finish(splits, cfg, source, label_kind, seed)
 
@@ -401,7 +401,10 @@ def _csv_records(path, lines, delimiter, quoting):
             yield start, values
 
 
-def _to_examples(rows, cfg, path, label_kind="class", label_map=None):
+def rows_to_examples(rows, cfg, path, label_kind="class", label_map=None):
+    """`Examples` of one file's `(where, row)` pairs read with the data
+    section `cfg` (columns, label kind, the label map of class names);
+    errors name `path` and the row."""
     texts, pairs, labels = [], [], []
     skipped = 0
     for where, row in rows:

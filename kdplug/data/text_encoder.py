@@ -18,8 +18,9 @@ def needs_pair_inputs(model):
 class TextEncoder:
     """Tokenises text (or text pairs) into BERT inputs inside `tf.data`.
 
-    Wraps a keras-hub WordPiece tokenizer and a `MultiSegmentPacker` that adds
-    [CLS]/[SEP], truncates and pads to `sequence_length`.
+    Wraps a keras-hub tokenizer of any text family (WordPiece, BPE,
+    SentencePiece) and a `MultiSegmentPacker` that adds its start and end
+    tokens ([CLS]/[SEP], <s>/</s>), truncates and pads to `sequence_length`.
 
     For pairs the features are the teacher's joint encoding
     `[CLS] a [SEP] b [SEP]`: `token_ids`, `segment_ids` (0 for `a`, 1 for
@@ -57,8 +58,9 @@ class TextEncoder:
         self.sequence_length = int(sequence_length)
         self.pair_inputs = bool(pair_inputs)
         self.packer = keras_hub.layers.MultiSegmentPacker(
-            start_value=tokenizer.cls_token_id,
-            end_value=tokenizer.sep_token_id,
+            start_value=tokenizer.start_token_id,
+            end_value=tokenizer.end_token_id,
+            sep_value=_pair_separator(tokenizer),
             pad_value=tokenizer.pad_token_id,
             truncate="round_robin",
             sequence_length=self.sequence_length,
@@ -183,3 +185,12 @@ class TextEncoder:
             ds = length_buckets.batch(ds, batch_size, len(examples), shuffle=shuffle,
                                       seed=seed, drop_remainder=drop_remainder)
         return ds.prefetch(tf.data.AUTOTUNE)
+
+
+def _pair_separator(tokenizer):
+    """Between a pair's segments: RoBERTa and XLM-RoBERTa put two end tokens
+    (`<s> a </s></s> b </s>`, as their keras-hub preprocessors do); the
+    other families one (`[CLS] a [SEP] b [SEP]`, the packer's default)."""
+    if type(tokenizer).__name__ in ("RobertaTokenizer", "XLMRobertaTokenizer"):
+        return [tokenizer.end_token_id] * 2
+    return None

@@ -5,35 +5,64 @@ import shutil
 import tempfile
 import warnings
 
+import keras
 import numpy as np
 import tensorflow as tf
 
 from kdplug import keys
+from kdplug import storage
+from kdplug.data.text_encoder import TextEncoder
 from kdplug.errors import KdplugError
+from kdplug.evaluation import preset_export
 from kdplug.evaluation.measure import masked_accuracy
 from kdplug.evaluation.measure import time_ms
 from kdplug.storage import tree_size
 
 SIGNATURE = "serving_default"
-FORMATS = ("keras", "saved_model", "tflite_float32", "tflite_int8")
+# The SavedModel's second signature: raw strings in, logits out.
+TEXT_SIGNATURE = "serve_text"
+PRESET = "keras_hub_preset"
+# The formats written when none are named (`export()`, `run()`).
+DEFAULT_FORMATS = ("keras", "saved_model", "tflite_float32", "tflite_int8")
+# Every known format: the defaults plus the keras-hub preset folder
+# (BERT-family students only, and it needs the tokenizer), written only
+# when asked for.
+FORMATS = DEFAULT_FORMATS + (PRESET,)
 FILENAMES = {
     "keras": "student.keras",
     "saved_model": "saved_model",
     "tflite_float32": "student_float32.tflite",
     "tflite_int8": "student_int8.tflite",
+    PRESET: "keras_hub_preset",
 }
+# The tokenizer's vocabulary, one token a line, beside the TFLite files
+# (TFLite takes token ids: encode text with it, see `vocab_file`).
+VOCAB_FILE = "vocab.txt"
+TFLITE_FORMATS = ("tflite_float32", "tflite_int8")
 
 
 class StudentExporter:
-    """Exports a student as `.keras`, TF SavedModel and TFLite, and measures
-    every export's size, CPU latency and accuracy.
+    """Exports a student as `.keras`, TF SavedModel, TFLite and a keras-hub
+    preset, and measures every export's size, CPU latency and accuracy.
 
     - `keras`: `model.save()`; reload with `keras.saving.load_model`.
-    - `saved_model`: `model.export(format="tf_saved_model")` with one serving
-      signature, `serving_default`, taking the model's `input_keys` (for BERT
+    - `saved_model`: a TF SavedModel (`keras.export.ExportArchive`, as
+      `model.export(format="tf_saved_model")`) with the serving signature
+      `serving_default`, taking the model's `input_keys` (for BERT
       students `token_ids`, `segment_ids`, `padding_mask`) as int32
       `[batch, sequence_length]` and returning `output_0`, the logits.
       Serve it with TF Serving or `tf.saved_model.load(path).serve(...)`.
+      With a `tokenizer` (and a student reading WordPiece ids), a second
+      signature `serve_text` takes `text`, a 1-D string tensor, tokenises
+      and packs it in the graph like `TextEncoder` and returns `output_0`;
+      its tokenizer ops are TF Text's, so loading the SavedModel then needs
+      `import tensorflow_text` (installed with keras-hub) first.
+    - `keras_hub_preset` (asked for only, needs `tokenizer`): a keras-hub
+      preset folder with the preprocessor and `labels.json`, loadable with
+      `keras_hub.models.TextClassifier.from_preset(dir)` without kdplug and
+      predicting from raw strings (`kdplug.evaluation.preset_export`). Only
+      BERT-family students (a `BertClassifier`, or a student holding a
+      keras-hub `TextClassifier` as `task`); others are refused.
     - `tflite_float32`: `tf.lite.TFLiteConverter.from_saved_model`.
     - `tflite_int8`: the same with `optimizations=[tf.lite.Optimize.DEFAULT]`
       and no representative dataset, i.e. post-training *dynamic-range*
@@ -49,6 +78,9 @@ class StudentExporter:
     load, so those formats are left out of the measurements (with a note).
     BERT-family students convert to builtins only.
 
+    With a `tokenizer`, the TFLite formats get `vocab.txt` beside them (the
+    tokenizer's vocabulary; `vocab` in `run()`'s report).
+
     Only the student is exported: projections and heads that only training
     needs live in the loss terms and the `Distiller`, not in the student.
 
@@ -61,6 +93,11 @@ class StudentExporter:
             BERT's `token_ids`, `segment_ids`, `padding_mask`.
         num_threads: int or None. Threads of the TFLite interpreter (None: its
             default).
+        tokenizer: the run's keras-hub tokenizer (e.g. a `BertTokenizer`), or
+            None: then no `serve_text` signature, no `vocab.txt`, and the
+            `keras_hub_preset` format is refused.
+        label_names: class names in output order (written into the preset
+            folder as `labels.json`), or None.
 
     Examples:
 
@@ -74,8 +111,12 @@ class StudentExporter:
     ```
     """
 
-    def __init__(self, model, sequence_length=None, input_keys=None, num_threads=None):
+    def __init__(self, model, sequence_length=None, input_keys=None, num_threads=None,
+                 tokenizer=None, label_names=None):
         self.model = model
+        self.tokenizer = tokenizer
+        self.label_names = None if label_names is None else list(label_names)
+        self.vocab = None  # the path of vocab.txt once written
         self.sequence_length = None if sequence_length is None else int(sequence_length)
         self.input_keys = tuple(
             input_keys or getattr(model, "input_keys", None) or keys.TOKEN_INPUTS
@@ -90,7 +131,7 @@ class StudentExporter:
         shape = [None, self.sequence_length]
         return [{k: tf.TensorSpec(shape, tf.int32, name=k) for k in self.input_keys}]
 
-    def export(self, out_dir, formats=FORMATS, keras_file=None):
+    def export(self, out_dir, formats=DEFAULT_FORMATS, keras_file=None):
         """Writes the requested formats into `out_dir`; returns
         `{format: path}` (also kept in `self.paths`).
 
@@ -98,24 +139,43 @@ class StudentExporter:
         written to a temporary folder and removed unless `saved_model` is
         asked for, and with `keras_file` (the student already saved, e.g.
         the run's `student.keras`) the `keras` export is a hard link to it
-        (a copy where the file system has no links)."""
+        (a copy where the file system has no links); the preset folder holds
+        one copy of the weights (backbone in `model.weights.h5`, head in
+        `task.weights.h5`), and `vocab.txt` is a hard link to the preset's
+        vocabulary when both are written.
+
+        A `keras_hub_preset` this student or exporter cannot write (not a
+        keras-hub model, no tokenizer) is refused before anything is
+        written."""
         unknown = sorted(set(formats) - set(FORMATS))
         if unknown:
-            raise KdplugError(f"unknown export format(s) {unknown}; known: {list(FORMATS)}")
+            raise KdplugError(
+                f"unknown export format(s) {unknown}; known: {list(FORMATS)}")
+        wanted = set(formats)
+        if PRESET in wanted:
+            preset_export.check_presettable(self.model)
+            if self.tokenizer is None:
+                raise KdplugError(
+                    f"the {PRESET} export needs the tokenizer: "
+                    "StudentExporter(model, sequence_length, tokenizer=...)")
         os.makedirs(out_dir, exist_ok=True)
         self._predictors = {}
         paths = {f: os.path.join(out_dir, FILENAMES[f]) for f in FORMATS}
-        wanted = set(formats)
         if "keras" in wanted:
             self._save_keras(paths["keras"], keras_file)
             self.paths["keras"] = paths["keras"]
-        if wanted & {"saved_model", "tflite_float32", "tflite_int8"}:
-            saved_model = (paths["saved_model"] if "saved_model" in wanted
-                           else tempfile.mkdtemp(prefix=".saved_model-", dir=out_dir))
-            self.model.export(saved_model, format="tf_saved_model",
-                              input_signature=self.input_signature(), verbose=False)
+        if PRESET in wanted:
+            self.paths[PRESET] = preset_export.save_preset(
+                self.model, paths[PRESET], self.tokenizer, self.sequence_length,
+                self.label_names)
+        if wanted & {"saved_model", *TFLITE_FORMATS}:
             if "saved_model" in wanted:
+                saved_model = paths["saved_model"]
+                self._write_saved_model(saved_model, text=True)
                 self.paths["saved_model"] = saved_model
+            else:  # only for the converter: ids only, removed afterwards
+                saved_model = tempfile.mkdtemp(prefix=".saved_model-", dir=out_dir)
+                self._write_saved_model(saved_model, text=False)
             for fmt, quantize in (("tflite_float32", False), ("tflite_int8", True)):
                 if fmt in wanted:
                     blob = self._convert(saved_model, quantize)
@@ -124,7 +184,76 @@ class StudentExporter:
                     self.paths[fmt] = paths[fmt]
             if "saved_model" not in wanted:
                 shutil.rmtree(saved_model, ignore_errors=True)
+        if wanted & set(TFLITE_FORMATS) and self._reads_token_ids():
+            self.vocab = self._write_vocab(os.path.join(out_dir, VOCAB_FILE))
         return {f: self.paths[f] for f in FORMATS if f in self.paths}
+
+    def _reads_token_ids(self):
+        """Whether the student reads what `TextEncoder` makes of single texts
+        with this exporter's tokenizer (WordPiece ids)."""
+        return (self.tokenizer is not None
+                and set(self.input_keys) <= set(keys.TOKEN_INPUTS))
+
+    def _write_saved_model(self, path, text):
+        """The SavedModel: `serving_default` on ids; with `text` (and a
+        tokenizer the student reads), also `serve_text` on strings."""
+        reason = None
+        if text and self.tokenizer is not None:
+            if not self._reads_token_ids():
+                reason = (f"the student reads {list(self.input_keys)}, not the "
+                          "tokenizer's ids")
+            elif self.sequence_length is None:
+                reason = "no sequence_length to pack texts to"
+        if not text or self.tokenizer is None or reason:
+            if reason:
+                note = f"saved_model: no {TEXT_SIGNATURE} signature: {reason}"
+                if note not in self.notes:
+                    self.notes.append(note)
+            self.model.export(path, format="tf_saved_model",
+                              input_signature=self.input_signature(), verbose=False)
+            return
+        encoder = TextEncoder(self.tokenizer, self.sequence_length)
+        model, input_keys = self.model, self.input_keys
+
+        def serve_text(text):
+            features = encoder(text)
+            return model({k: features[k] for k in input_keys}, training=False)
+
+        archive = keras.export.ExportArchive()
+        # The first endpoint is also `serving_default` (as `model.export`).
+        archive.track_and_add_endpoint("serve", self.model, self.input_signature())
+        archive.add_endpoint(TEXT_SIGNATURE, serve_text,
+                             input_signature=[tf.TensorSpec([None], tf.string, name="text")])
+        archive.write_out(path, verbose=False)
+
+    def _write_vocab(self, path):
+        """`vocab.txt`: a hard link to the preset's vocabulary when the
+        preset was written (one copy), else the tokenizer's vocabulary."""
+        if os.path.exists(path):
+            os.remove(path)
+        preset_vocab = os.path.join(self.paths.get(PRESET, ""), "assets", "tokenizer",
+                                    "vocabulary.txt")
+        vocabulary = "\n".join(self.tokenizer.get_vocabulary())
+        if PRESET in self.paths and os.path.isfile(preset_vocab):
+            with open(preset_vocab, encoding="utf-8") as f:
+                same = f.read().rstrip("\n") == vocabulary
+            if same:
+                try:
+                    os.link(preset_vocab, path)
+                    return path
+                except OSError:
+                    pass
+        storage.write_text(path, vocabulary + "\n")
+        return path
+
+    def vocab_file(self):
+        """`{"path", "lowercase", "sequence_length"}` of `vocab.txt` (what
+        encodes text for the TFLite files), or None when not written."""
+        if self.vocab is None:
+            return None
+        return {"path": self.vocab,
+                "lowercase": bool(getattr(self.tokenizer, "lowercase", False)),
+                "sequence_length": self.sequence_length}
 
     def _save_keras(self, path, keras_file):
         """The `.keras` export: a hard link to `keras_file` when given (a
@@ -186,8 +315,10 @@ class StudentExporter:
             def predict(features):  # keeps `loaded` (the variables) alive
                 out = loaded.signatures[SIGNATURE](**self._tensors(features))
                 return next(iter(out.values())).numpy()
-        elif fmt in ("tflite_float32", "tflite_int8"):
+        elif fmt in TFLITE_FORMATS:
             predict = tflite_predictor(self._path(fmt), self.input_keys, self.num_threads)
+        elif fmt == PRESET:
+            predict = preset_predictor(self._path(fmt), self.input_keys)
         else:
             raise KdplugError(f"unknown export format {fmt!r}; known: {list(FORMATS)}")
         self._predictors[fmt] = predict
@@ -226,8 +357,8 @@ class StudentExporter:
 
         Args:
             dataset: a `tf.data.Dataset` or any iterable of batches.
-            formats: defaults to `"keras"` and the TFLite exports that run
-                here.
+            formats: defaults to `"keras"`, the TFLite exports that run
+                here and the keras-hub preset (reloaded).
             score: `fn(outputs, labels) -> float` measured instead of
                 accuracy (e.g. a regression task's Pearson correlation), on
                 the whole dataset's outputs.
@@ -235,7 +366,7 @@ class StudentExporter:
         if formats is None:
             probe = first_features(dataset, 1)
             formats = [f for f in self._measured_formats(probe)
-                       if f == "keras" or f.startswith("tflite")]
+                       if f in ("keras", PRESET) or f.startswith("tflite")]
         if score is not None:
             outputs = {fmt: [] for fmt in formats}
             labels = []
@@ -254,21 +385,25 @@ class StudentExporter:
             total += counted
         return {fmt: correct[fmt] / max(total, 1) for fmt in formats}
 
-    def run(self, out_dir, dataset, formats=FORMATS, batch_sizes=(1, 32), runs=20,
+    def run(self, out_dir, dataset, formats=DEFAULT_FORMATS, batch_sizes=(1, 32), runs=20,
             metric=None, keras_file=None):
         """Exports, then measures: returns the report's `export` section,
-        `{"files", "size_bytes", "latency_ms", "accuracy", "notes"}`; with
+        `{"files", "size_bytes", "latency_ms", "accuracy", "notes"}` (and
+        `vocab`, `vocab_file()`, when `vocab.txt` was written); with
         `metric=(name, fn)` (see `accuracy`'s `score`) that metric under
         its name instead of accuracy."""
         files = self.export(out_dir, formats, keras_file=keras_file)
         name, score = metric or ("accuracy", None)
-        return {
+        report = {
             "files": files,
             "size_bytes": self.size_bytes(),
             "latency_ms": self.latency_ms(dataset, batch_sizes=batch_sizes, runs=runs),
             name: self.accuracy(dataset, score=score),
             "notes": list(self.notes),
         }
+        if self.vocab is not None:
+            report["vocab"] = self.vocab_file()
+        return report
 
     def _measured_formats(self, probe):
         formats = ["keras"] + [f for f in self.paths if f != "keras"]
@@ -333,6 +468,22 @@ def tflite_predictor(path, input_keys, num_threads=None):
                 f"{str(e).splitlines()[0][:300]}"
             ) from None
         return interpreter.get_tensor(output).copy()
+
+    return predict
+
+
+def preset_predictor(path, input_keys):
+    """A function `features -> logits (numpy)` over a keras-hub preset
+    folder, reloaded with `keras_hub.models.TextClassifier.from_preset` and
+    called on token ids (its preprocessor is what `predict()` applies to
+    strings)."""
+    task = preset_export.load_preset(path)
+    names = list(task.input) if isinstance(task.input, dict) else list(input_keys)
+    forward = tf.function(lambda x: task(x, training=False), reduce_retracing=True)
+
+    def predict(features):  # keeps `task` alive
+        return forward({k: tf.convert_to_tensor(features[k], tf.int32)
+                        for k in names}).numpy()
 
     return predict
 

@@ -15,5 +15,7 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     "BiLstmSiameseClassifier": "kdplug.models.bilstm_siamese_classifier",
     "BottleneckBertClassifier": "kdplug.models.bottleneck_bert_classifier",
     "BottleneckTransformerBlock": "kdplug.models.bottleneck_transformer_block",
+    "HubTextClassifier": "kdplug.models.hub_text_classifier",
+    "HubFamily": "kdplug.models.hub_family",
     "WordTokenizer": "kdplug.models.word_tokenizer",
 })

@@ -3,11 +3,9 @@ from keras import ops
 
 from kdplug import keys
 from kdplug.models import flops
-from kdplug.models.attention_logits import attention_logits
-from kdplug.models.cls_only_layer import cls_only_layer
+from kdplug.models.encoder_taps import run_encoder
 from kdplug.models.nested_config import deserialize_nested
 from kdplug.models.tap_names import add_head_taps
-from kdplug.models.tap_names import add_layer_taps
 from kdplug.models.tap_names import check_tap_names
 from kdplug.models.tap_names import depth_needed
 from kdplug.models.tap_names import sequence_taps
@@ -138,8 +136,34 @@ class BertClassifier(TappedClassifier):
         self.built = True
 
     @property
+    def family(self):
+        """BERT's `kdplug.models.HubFamily` (what `HubTextClassifier` runs
+        for the other keras-hub families)."""
+        from kdplug.models.hub_family import FAMILIES
+
+        return FAMILIES["bert"]
+
+    @property
     def num_layers(self):
         return len(self.backbone.transformer_layers)
+
+    def to_task(self, preprocessor=None):
+        """keras-hub's `BertTextClassifier` on this model's backbone, with
+        its classifier's weights (`output_dropout`, `output_dense`: the same
+        head), e.g. to `save_to_preset` it; not for `per_token` models."""
+        import keras_hub
+
+        from kdplug.errors import KdplugError
+
+        if self.per_token:
+            raise KdplugError(
+                f"{self.name!r} classifies every token; keras-hub's "
+                "BertTextClassifier classifies sentences")
+        task = keras_hub.models.BertTextClassifier(
+            backbone=self.backbone, num_classes=self.num_classes,
+            preprocessor=preprocessor, dropout=self.dropout)
+        task.output_dense.set_weights(self.classifier.get_weights())
+        return task
 
     @property
     def hidden_dim(self):
@@ -187,32 +211,9 @@ class BertClassifier(TappedClassifier):
         out = {}
         if "embeddings" in names:
             out["embeddings"] = x
-        depth = self._depth_needed(names)
-        for i, layer in enumerate(bb.transformer_layers[:depth], start=1):
-            if i == depth and not names & self._sequence_taps(i):
-                # Only the top layer's [CLS] is read (pooler, classifier,
-                # `cls/<depth>`): its other positions are not computed.
-                x = cls_only_layer(layer, x, padding_mask, training=training)
-                add_layer_taps(out, names, i, x)
-                break
-            if f"attention_scores/{i}" in names:
-                query = x
-                if layer.normalize_first:
-                    query = layer._self_attention_layer_norm(x)
-                out[f"attention_scores/{i}"] = attention_logits(
-                    layer._self_attention_layer, query, padding_mask=padding_mask
-                )
-            if f"attention/{i}" in names:
-                x, attention = layer(
-                    x,
-                    padding_mask=padding_mask,
-                    training=training,
-                    return_attention_scores=True,
-                )
-                out[f"attention/{i}"] = attention
-            else:
-                x = layer(x, padding_mask=padding_mask, training=training)
-            add_layer_taps(out, names, i, x)
+        x = run_encoder(bb.transformer_layers, x, names, out, padding_mask,
+                        self._depth_needed(names), self._sequence_taps,
+                        training=training)
         head_names = names - {"logits"} if self.per_token else names
         add_head_taps(out, head_names, x, bb.pooled_dense, self.classifier,
                       self.output_dropout, training=training)

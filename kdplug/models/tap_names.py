@@ -13,20 +13,22 @@ def check_tap_names(model, names, offers):
     unknown = sorted(names - set(model.available_taps()))
     if not unknown:
         return names
+    what = f"{type(model).__name__} {model.name!r}"
+    family = getattr(getattr(model, "family", None), "name", None)
+    if family:  # a keras-hub family (kdplug.models.HubTextClassifier)
+        what += f" (keras-hub family {family})"
     attention = [n for n in unknown if n.startswith("attention")]
     if attention and not any(
         n.startswith("attention") for n in model.available_taps()
     ):
         raise KdplugError(
-            f"{type(model).__name__} {model.name!r} has no attention, so it "
-            f"cannot provide {attention}; drop attention terms (or their layer "
-            "mapping) for this student, or choose a transformer student "
-            "(truncated, narrow, bottleneck)"
+            f"{what} has no attention, so it cannot provide {attention}; drop "
+            "attention terms (or their layer mapping) for this model, or choose "
+            "one with attention: a transformer student (truncated, narrow, "
+            "bottleneck), a teacher family whose layers are TransformerEncoders "
+            "(docs/models.md, \"Families\")"
         )
-    raise KdplugError(
-        f"{type(model).__name__} {model.name!r} has no tap(s) {unknown}; it "
-        f"offers: {offers}"
-    )
+    raise KdplugError(f"{what} has no tap(s) {unknown}; it offers: {offers}")
 
 
 def depth_needed(names, num_layers):

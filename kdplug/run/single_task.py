@@ -25,6 +25,7 @@ from kdplug.run.teacher_setup import EVAL_BATCH_SIZE
 from kdplug.run.teacher_setup import TeacherSetup
 from kdplug.run.teacher_setup import teacher_seed
 from kdplug.storage import format_size
+from kdplug.teacher.loading import check_teacher_serves
 from kdplug.teacher.output_cache import TeacherCache
 from kdplug.training.callbacks.keep_best_epoch import check_early_stopping
 from kdplug.training.term_schedule import check_schedules
@@ -75,6 +76,7 @@ class SingleTaskRunner(Runner):
             self.task.check_student(student, cfg.student.name)
             stages = method.stages(teacher, student)
         kind.pretrained_weights = None  # drop the host copy (init: pretrained)
+        check_teacher_serves(teacher, cfg, stages)
         check_schedules(cfg.training.schedules, stages, cfg.file)
         check_early_stopping(cfg.training.early_stopping, stages, cfg.file)
         # A siamese student on WordPiece ids reads each sentence on its own.
@@ -116,7 +118,8 @@ class SingleTaskRunner(Runner):
         saved = None  # student.keras, written once (the export links to it)
         if ctx.is_chief and cfg.export:
             saved = self.save_student(student)
-            report["export"] = self.export(student, test_ds, splits.label_map, saved)
+            report["export"] = self.export(student, test_ds, splits.label_map, saved,
+                                           tokenizer=tokenizer)
         report["seconds"] = dict(ctx.timers.seconds)
         report = self.write_run_report(report, None if saved else student)
         if ctx.is_chief and cfg.analysis:
@@ -226,14 +229,17 @@ class SingleTaskRunner(Runner):
                 f"{name} {value:.4f}" for name, value in values.items()))
         return report
 
-    def export(self, student, test_ds, label_map=None, keras_file=None):
+    def export(self, student, test_ds, label_map=None, keras_file=None, tokenizer=None):
         """Exports the student in every configured format and measures each;
         class names (a `LabelMap` with names) go beside them, `labels.json`.
         `keras_file`: the student already saved (the `.keras` export links
         to it instead of a second copy)."""
         ctx, cfg = self.context, self.context.config
         with ctx.timers("export"):
-            exporter = StudentExporter(student, sequence_length=cfg.data.sequence_length)
+            exporter = StudentExporter(
+                student, sequence_length=cfg.data.sequence_length, tokenizer=tokenizer,
+                label_names=label_map.names if label_map is not None and label_map.named
+                else None)
             task = self.task
             metric = None if task.name == "classification" else (
                 task.primary,

@@ -11,5 +11,6 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     "narrow_bert": "kdplug.students.narrow_bert",
     "select_layers": "kdplug.students.truncated_bert",
     "truncated_bert": "kdplug.students.truncated_bert",
+    "truncated_hub": "kdplug.students.truncated_hub",
     "force_trainable": "kdplug.students.utils",
 })

@@ -1,11 +1,14 @@
-"""Loading teachers: local Hugging Face BERT folders, packages, presets, .keras."""
+"""Loading teachers: keras-hub presets (backbones or text classifiers) of
+every family kdplug taps, Hugging Face folders, packages, .keras files."""
 
+import json
 import os
 
 import keras_hub
 
 from kdplug.errors import ConfigError
 from kdplug.models import BertClassifier
+from kdplug.models import HubTextClassifier
 from kdplug.models.saving import load_model
 from kdplug.teacher.sources import check_source_folder
 from kdplug.teacher.sources import resolve_source
@@ -13,52 +16,183 @@ from kdplug.teacher.sources import resolve_source
 
 def load_teacher(teacher_cfg, num_classes, resolve_path=os.path.abspath,
                  per_token=False):
-    """Returns `(BertClassifier, tokenizer, resolved_source)`.
+    """Returns `(model, tokenizer, resolved_source)`.
 
-    A fresh classification head is added to a backbone (on every word piece
-    with `per_token`, for token classification); a `.keras` file is loaded
-    whole (its tokenizer comes from `teacher.tokenizer`).
+    `teacher.source` may be:
+
+    - a keras-hub preset (a name or a folder saved with `save_to_preset`) of
+      a backbone: a fresh classification head goes on it (on every word
+      piece with `per_token`, for token classification);
+    - a keras-hub preset of a `*TextClassifier` (a user's fine-tuned model
+      saved with `save_to_preset`): its head and weights are kept;
+    - a Hugging Face folder (config.json + safetensors + tokenizer files) of
+      a family keras-hub converts (`model_type` bert, distilbert, roberta,
+      xlm-roberta, albert); a `*ForSequenceClassification` head in it is
+      kept (`kdplug.teacher.hf_heads`);
+    - a `.keras` file of a kdplug model or of a keras-hub text classifier
+      (its tokenizer from `teacher.tokenizer`, or from the classifier's own
+      preprocessor).
+
+    BERT becomes a `kdplug.models.BertClassifier`, every other family a
+    `kdplug.models.HubTextClassifier`. The model's `head_trained` attribute
+    says whether its head came with the source (False: a new head, which
+    only fine-tuning trains).
     """
     source = resolve_source(teacher_cfg.source, resolve_path)
     if source.endswith(".keras"):
-        model = load_model(source)  # any kdplug or plugin class
-        if not hasattr(model, "taps"):
-            raise ConfigError(
-                f"{source}: a .keras teacher must be a kdplug model with taps() "
-                f"(e.g. BertClassifier), got {type(model).__name__}",
-                field="teacher.source",
-            )
-        if not teacher_cfg.tokenizer:
-            raise ConfigError(
-                "a .keras teacher needs teacher.tokenizer (a folder or preset "
-                "with the vocabulary)",
-                field="teacher.tokenizer",
-            )
-        if bool(getattr(model, "per_token", False)) != per_token:
-            raise ConfigError(
-                f"{source}: the teacher's head is "
-                f"{'per token' if not per_token else 'per sentence'}, and this "
-                f"task needs one {'per token' if per_token else 'per sentence'} "
-                "(data.task)", field="teacher.source")
-        tokenizer = _tokenizer(resolve_source(teacher_cfg.tokenizer, resolve_path))
-        return model, tokenizer, source
+        return _load_keras_file(teacher_cfg, source, num_classes, per_token,
+                                resolve_path)
     if os.path.isdir(source):
         check_source_folder(source)
-    try:
-        backbone = keras_hub.models.BertBackbone.from_preset(source)
-    except Exception as e:  # keras-hub raises several types for bad presets
-        raise ConfigError(
-            f"cannot load a BERT backbone from {source!r}: {e}",
-            field="teacher.source",
-        ) from None
-    backbone.trainable = True
-    model = BertClassifier(backbone, num_classes=num_classes, dropout=teacher_cfg.dropout,
-                           per_token=per_token)
+    task = _saved_classifier(source)
+    if task is not None:
+        model = _tapped(task, num_classes, per_token, source)
+    else:
+        model = _new_head(_backbone(source), num_classes, teacher_cfg.dropout,
+                          per_token, source)
     tokenizer = _tokenizer(
         resolve_source(teacher_cfg.tokenizer, resolve_path)
         if teacher_cfg.tokenizer else source
     )
     return model, tokenizer, source
+
+
+def _load_keras_file(teacher_cfg, source, num_classes, per_token, resolve_path):
+    """A `.keras` teacher: a kdplug model, or a keras-hub text classifier."""
+    model = load_model(source)  # any kdplug or plugin class
+    tokenizer = None
+    if isinstance(model, keras_hub.models.TextClassifier):
+        if model.preprocessor is not None:
+            tokenizer = model.preprocessor.tokenizer
+        model = _tapped(model, num_classes, per_token, source)
+    elif not hasattr(model, "taps"):
+        raise ConfigError(
+            f"{source}: a .keras teacher must be a kdplug model with taps() "
+            "(e.g. BertClassifier) or a keras-hub TextClassifier, got "
+            f"{type(model).__name__}",
+            field="teacher.source",
+        )
+    if teacher_cfg.tokenizer:
+        tokenizer = _tokenizer(resolve_source(teacher_cfg.tokenizer, resolve_path))
+    if tokenizer is None:
+        raise ConfigError(
+            "a .keras teacher needs teacher.tokenizer (a folder or preset "
+            "with the vocabulary)",
+            field="teacher.tokenizer",
+        )
+    if bool(getattr(model, "per_token", False)) != per_token:
+        raise ConfigError(
+            f"{source}: the teacher's head is "
+            f"{'per token' if not per_token else 'per sentence'}, and this "
+            f"task needs one {'per token' if per_token else 'per sentence'} "
+            "(data.task)", field="teacher.source")
+    model.head_trained = True
+    return model, tokenizer, source
+
+
+def _saved_classifier(source):
+    """The keras-hub text classifier saved in a preset folder (its
+    `task.json` names one), or a Hugging Face folder's classifier with its
+    head; None for a backbone."""
+    if not os.path.isdir(source):
+        return None
+    task_file = os.path.join(source, "task.json")
+    if os.path.isfile(task_file):
+        try:
+            return keras_hub.models.TextClassifier.from_preset(source, preprocessor=None)
+        except Exception as e:  # keras-hub raises several types for bad presets
+            raise ConfigError(
+                f"{task_file}: cannot load the keras-hub text classifier saved "
+                f"there: {e}", field="teacher.source") from None
+    if _is_keras_hub_preset(source):
+        return None  # a backbone preset: no head
+    from kdplug.teacher.hf_heads import read_hf_classifier_head
+
+    head = read_hf_classifier_head(source)
+    if head is None:
+        return None
+    from kdplug.teacher.hf_heads import apply_hf_head
+
+    backbone = _backbone(source)
+    task = _classifier_class(backbone)(
+        backbone=backbone, num_classes=head.num_classes, preprocessor=None)
+    apply_hf_head(task, head)
+    return task
+
+
+def _is_keras_hub_preset(folder):
+    """Whether `folder` was written by keras-hub's `save_to_preset` (its
+    config.json names a Keras class) rather than Hugging Face."""
+    with open(os.path.join(folder, "config.json"), encoding="utf-8") as f:
+        return "class_name" in json.load(f)
+
+
+def _classifier_class(backbone):
+    from kdplug.models.hub_family import family_of
+
+    name = family_of(backbone).classifier
+    return getattr(keras_hub.models, name)
+
+
+def _backbone(source):
+    try:
+        backbone = keras_hub.models.Backbone.from_preset(source)
+    except Exception as e:  # keras-hub raises several types for bad presets
+        raise ConfigError(
+            f"cannot load a keras-hub backbone from {source!r}: {e}",
+            field="teacher.source",
+        ) from None
+    backbone.trainable = True
+    return backbone
+
+
+def _new_head(backbone, num_classes, dropout, per_token, source):
+    """A fresh head on `backbone`: BERT's `BertClassifier`, else a
+    `HubTextClassifier` (token classification needs BERT)."""
+    from kdplug.models.hub_family import family_of
+
+    family = family_of(backbone)
+    if family.name == "bert":
+        model = BertClassifier(backbone, num_classes=num_classes, dropout=dropout,
+                               per_token=per_token)
+    else:
+        _refuse_per_token(per_token, family.name, source)
+        model = HubTextClassifier(backbone, num_classes=num_classes, dropout=dropout)
+    model.head_trained = False
+    return model
+
+
+def _tapped(task, num_classes, per_token, source):
+    """A tapped kdplug model with a keras-hub text classifier's weights,
+    its head kept; the head's width must be the task's."""
+    from kdplug.models.hub_family import family_of
+
+    width = task.output_dense.kernel.shape[-1]
+    if width != num_classes:
+        raise ConfigError(
+            f"{source}: the teacher's classifier has {width} outputs and the "
+            f"data's task needs {num_classes}; fine-tune a new head from its "
+            "backbone instead (a backbone preset), or check data.num_classes",
+            field="teacher.source")
+    family = family_of(task)
+    _refuse_per_token(per_token, family.name, source)
+    task.backbone.trainable = True
+    if family.name == "bert":
+        model = BertClassifier(task.backbone, num_classes=width,
+                               dropout=float(getattr(task, "dropout", 0.1)))
+        model.classifier.set_weights(task.output_dense.get_weights())
+    else:
+        model = HubTextClassifier.from_task(task)
+    model.head_trained = True
+    return model
+
+
+def _refuse_per_token(per_token, family, source):
+    if per_token and family != "bert":
+        raise ConfigError(
+            f"{source}: token classification (a head on every word piece) is "
+            f"built for BERT teachers; this one is {family}",
+            field="teacher.source")
 
 
 def check_teacher(teacher, tokenizer, config):
@@ -72,23 +206,80 @@ def check_teacher(teacher, tokenizer, config):
             f"above the teacher's maximum sequence length {max_len}",
             config.file, "data.sequence_length", config.data.sequence_length,
         )
-    if tokenizer.vocabulary_size() != teacher.backbone.vocabulary_size:
+    vocabulary = teacher.backbone.token_embedding.input_dim
+    if tokenizer.vocabulary_size() != vocabulary:
         raise ConfigError(
             f"tokenizer has {tokenizer.vocabulary_size()} tokens but the "
-            f"teacher's embedding has {teacher.backbone.vocabulary_size}",
+            f"teacher's embedding has {vocabulary}",
             config.file, "teacher.tokenizer", config.teacher.tokenizer,
         )
 
 
+def check_teacher_serves(teacher, config, stages):
+    """Checks, before any training, that the teacher gives every stage what
+    its terms read.
+
+    - Every teacher tap a term reads must be one the teacher offers: a
+      DeBERTaV3 teacher has no attention taps (its disentangled attention
+      is not a keras-hub `TransformerEncoder`), so TinyBERT's attention
+      term cannot use it; the error names the tap, the teacher's family
+      and the stage/term.
+    - A teacher loaded from a backbone (a keras-hub backbone preset, a
+      Hugging Face folder without a classifier head) gets a new, random
+      head (`head_trained` is False) that only `teacher.finetune` trains.
+      Without that section, terms that read the teacher's `logits` would
+      distil noise: the error names them and what to add. Stages that read
+      only hidden states, attention or embeddings (a general distillation
+      stage) need no trained head.
+
+    Args:
+        teacher: from `load_teacher`.
+        config: the run's `ExperimentConfig`.
+        stages: the method's `Stage`s.
+
+    Raises:
+        ConfigError: naming `teacher.source` or `teacher.finetune`.
+    """
+    offered = set(teacher.available_taps()) if hasattr(teacher, "available_taps") else None
+    readers = {}
+    for stage in stages:
+        for term in stage.terms:
+            for tap in term.required_teacher_taps():
+                readers.setdefault(tap, []).append(f"{stage.name}/{term.name}")
+    family = getattr(getattr(teacher, "family", None), "name", "bert")
+    for tap, terms in readers.items():
+        if offered is not None and tap not in offered:
+            raise ConfigError(
+                f"the teacher ({family}, {type(teacher).__name__}) has no tap "
+                f"{tap!r}, which {', '.join(terms)} read; it offers "
+                f"{', '.join(sorted(offered))}. Choose a method or terms without "
+                f"it, or a teacher family that has it (docs/models.md)",
+                config.file, "teacher.source", config.teacher.source)
+    if (config.teacher.finetune is None and not getattr(teacher, "head_trained", True)
+            and "logits" in readers):
+        raise ConfigError(
+            f"the teacher from {config.teacher.source!r} has a new, untrained "
+            f"classification head and no teacher.finetune section, and "
+            f"{', '.join(readers['logits'])} read its logits; add `teacher: "
+            "{finetune: {epochs: 2}}` (see docs/configs.md), or give a "
+            "fine-tuned classifier as teacher.source (a keras-hub *TextClassifier "
+            "saved with save_to_preset, a .keras classifier, or a Hugging Face "
+            "*ForSequenceClassification folder)",
+            config.file, "teacher.finetune")
+
+
 def _tokenizer(source):
+    """The tokenizer of a preset or Hugging Face folder, of its family's
+    class. Special tokens written in text ("[MASK]" from augmenters) are
+    read as those tokens where the tokenizer supports it."""
     try:
-        # special_tokens_in_strings: "[MASK]" written by augmenters must
-        # become the mask token, not "[", "mask", "]".
-        return keras_hub.tokenizers.BertTokenizer.from_preset(
-            source, special_tokens_in_strings=True
-        )
+        tokenizer = keras_hub.models.Tokenizer.from_preset(source)
+        if isinstance(tokenizer, keras_hub.tokenizers.WordPieceTokenizer):
+            tokenizer = type(tokenizer).from_preset(source,
+                                                    special_tokens_in_strings=True)
+        return tokenizer
     except Exception as e:
         raise ConfigError(
-            f"cannot load a BERT tokenizer from {source!r}: {e}",
+            f"cannot load a tokenizer from {source!r}: {e}",
             field="teacher.tokenizer",
         ) from None

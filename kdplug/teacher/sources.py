@@ -8,6 +8,7 @@ import os
 
 from kdplug.errors import ConfigError
 from kdplug.errors import DataError
+from kdplug.teacher.hf_heads import HF_MODEL_TYPES
 
 PACKAGE_PREFIX = "package:"
 
@@ -44,8 +45,21 @@ def resolve_source(source, resolve_path=os.path.abspath, file=None,
     return source  # a keras-hub preset name
 
 
+# Hugging Face `model_type`s keras-hub converts (keras_hub/src/utils/
+# transformers) among the text encoders, with the tokenizer files each reads.
+HF_TOKENIZER_FILES = {HF_MODEL_TYPES[family]: files for family, files in {
+    "bert": ("vocab.txt",),
+    "distil_bert": ("vocab.txt",),
+    "roberta": ("vocab.json", "merges.txt"),
+    "xlm_roberta": ("sentencepiece.bpe.model",),
+    "albert": ("spiece.model",),
+}.items()}
+
+
 def check_source_folder(path):
-    """Accepts a Hugging Face `model_type: bert` folder or a keras-hub preset."""
+    """Accepts a keras-hub preset folder (saved with `save_to_preset`) or a
+    Hugging Face folder of a text family keras-hub converts (`model_type`
+    in `HF_TOKENIZER_FILES`, with that family's tokenizer files)."""
     config_path = os.path.join(path, "config.json")
     if not os.path.isfile(config_path):
         raise DataError(
@@ -62,13 +76,18 @@ def check_source_folder(path):
     if "class_name" in config:  # a keras-hub preset saved by save_to_preset()
         return
     model_type = config.get("model_type")
-    if model_type != "bert":
+    if model_type not in HF_TOKENIZER_FILES:
         raise DataError(
-            f"{config_path}: model_type is {model_type!r}; kdplug loads "
-            "model_type 'bert' folders"
+            f"{config_path}: model_type is {model_type!r}; kdplug loads Hugging "
+            f"Face folders of model_type {', '.join(sorted(HF_TOKENIZER_FILES))} "
+            "(what keras-hub converts); for another keras-hub family (ELECTRA, "
+            "DeBERTaV3) load it in keras-hub and save it with save_to_preset()"
         )
-    if not os.path.isfile(os.path.join(path, "vocab.txt")):
-        raise DataError(f"{path}: no vocab.txt for the tokenizer")
+    missing = [name for name in HF_TOKENIZER_FILES[model_type]
+               if not os.path.isfile(os.path.join(path, name))]
+    if missing:
+        raise DataError(
+            f"{path}: no {' and no '.join(missing)} for the {model_type} tokenizer")
 
 
 def describe_source(path):

@@ -6,6 +6,7 @@ from keras import ops
 
 from kdplug import keys
 from kdplug.errors import KdplugError
+from kdplug.models.model_taps import model_taps
 from kdplug.training.clipping import clip_across_replicas
 from kdplug.training.metrics import update_step_metrics
 
@@ -35,11 +36,18 @@ class Distiller(keras.Model):
     no trainable weights (a teacher frozen earlier), is an error. (Sizes are
     no test: FastBERT's student is its teacher plus exit branches.)
 
+    Any `keras.Model` can be the teacher or the student: kdplug's models
+    answer `taps(inputs, names, training)` (hidden states, attention, ...);
+    another model gives its output as the `logits` tap and, when it is
+    functional, the output of any named layer as the tap of that name
+    (`kdplug.models.model_taps`), so logit terms and feature terms on named
+    layers work with a user's own models.
+
     Args:
-        student: a model with `taps(inputs, names, training)` (e.g.
-            `kdplug.models.BertClassifier`).
-        teacher: a model with the same `taps()` API, or None when every batch
-            carries the teacher's outputs.
+        student: the model trained (e.g. `kdplug.models.BertClassifier`, or
+            any `keras.Model`).
+        teacher: the frozen model, or None when every batch carries the
+            teacher's outputs.
         terms: a list of `kdplug.terms.Term`.
 
     Examples:
@@ -122,7 +130,7 @@ class Distiller(keras.Model):
             raise KdplugError(
                 "no teacher model and no cached teacher outputs in the batch"
             )
-        taps = self.teacher.taps(x, self.teacher_tap_names, training=False)
+        taps = model_taps(self.teacher, x, self.teacher_tap_names, training=False)
         return {k: ops.stop_gradient(v) for k, v in taps.items()}
 
     def compute_terms(self, x, y, sample_weight, training):
@@ -132,7 +140,7 @@ class Distiller(keras.Model):
         `per_term` maps each term to its unweighted per-example losses.
         """
         teacher = self.teacher_taps(x)
-        student = self.student.taps(x, self.student_tap_names, training=training)
+        student = model_taps(self.student, x, self.student_tap_names, training=training)
         batch = dict(x)
         batch[keys.LABELS] = y if y is not None else ops.full(
             ops.shape(student["logits"])[:1], -1, dtype="int32"

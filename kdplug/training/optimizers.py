@@ -44,7 +44,27 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
 
 def make_optimizer(kind, learning_rate, total_steps, warmup_ratio=0.0,
                    weight_decay=0.0):
-    """An optimizer with BERT's warm-up / linear-decay schedule."""
+    """The optimizer recipe `kdplug run` trains with (BERT's): a linear
+    warm-up over `warmup_ratio` of the steps to `learning_rate`, then a
+    linear decay to zero at `total_steps` (`WarmupLinearDecay`), gradients
+    clipped to a global norm of 1.0, epsilon 1e-6; `adamw` leaves biases and
+    layer-norm scales out of the weight decay.
+
+    Args:
+        kind: `adamw`, `adam` or `sgd` (momentum 0.9).
+        learning_rate: float. The peak learning rate.
+        total_steps: int. Optimizer steps of the whole training.
+        warmup_ratio: float in [0, 1).
+        weight_decay: float (`adamw` only).
+
+    Examples:
+
+    ```python
+    optimizer = kdplug.make_optimizer("adamw", 5e-5, total_steps=3 * len(batches),
+                                      warmup_ratio=0.1, weight_decay=0.01)
+    distiller.compile(optimizer=optimizer)
+    ```
+    """
     schedule = WarmupLinearDecay(
         learning_rate, total_steps, int(round(warmup_ratio * total_steps))
     )

@@ -9,7 +9,9 @@ from kdplug.config.ranges import PositiveInt
 
 
 class TruncatedStudent(kdplug.StudentKind):
-    """A shallower BERT initialised from chosen teacher layers.
+    """A shallower copy of the teacher initialised from chosen teacher layers,
+    of the teacher's own family (BERT, DistilBERT, RoBERTa, XLM-RoBERTa,
+    ALBERT, ELECTRA, DeBERTaV3: `kdplug.students.truncated_hub`).
 
     Embeddings, the chosen transformer layers and the pooler are copied from
     the teacher. `init` says from which of its states:
@@ -48,7 +50,7 @@ class TruncatedStudent(kdplug.StudentKind):
     """
 
     name = "truncated"
-    description = "BERT with fewer layers, copied from the teacher"
+    description = "the teacher's family with fewer layers, copied from the teacher"
     table_variants = ({"layers": "every_other"}, {"layers": "first_k", "num_layers": 2})
 
     @dataclasses.dataclass
@@ -64,13 +66,17 @@ class TruncatedStudent(kdplug.StudentKind):
 
     def build(self, teacher, num_classes):
         from kdplug.errors import KdplugError
+        from kdplug.models import HubTextClassifier
         from kdplug.students import select_layers
         from kdplug.students import truncated_bert
+        from kdplug.students import truncated_hub
 
         cfg = self.config
         layers = select_layers(cfg.layers, teacher.num_layers, cfg.num_layers)
+        # BERT's own classifier, or the teacher's keras-hub family
+        build = truncated_hub if isinstance(teacher, HubTextClassifier) else truncated_bert
         if cfg.init == "teacher":
-            return truncated_bert(teacher, layers, num_classes, dropout=cfg.dropout)
+            return build(teacher, layers, num_classes, dropout=cfg.dropout)
         if self.pretrained_weights is None:
             raise KdplugError(
                 "student.init: pretrained needs the teacher's weights from before "
@@ -78,5 +84,5 @@ class TruncatedStudent(kdplug.StudentKind):
                 "code that builds the student itself sets "
                 "kind.pretrained_weights = PretrainedWeights(teacher) before "
                 "fine-tuning the teacher")
-        return truncated_bert(teacher, layers, num_classes, copy_head=False,
-                              dropout=cfg.dropout, pretrained=self.pretrained_weights)
+        return build(teacher, layers, num_classes, copy_head=False,
+                     dropout=cfg.dropout, pretrained=self.pretrained_weights)

@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from kdplug import KdplugError
 from kdplug import testing
-from kdplug.evaluation.export import FORMATS
+from kdplug.evaluation.export import DEFAULT_FORMATS as FORMATS
 from kdplug.evaluation.export import StudentExporter
 from kdplug.evaluation.export import tflite_predictor
 

@@ -5,7 +5,7 @@ import pytest
 import tensorflow as tf
 
 from kdplug import testing
-from kdplug.models import bert_classifier
+from kdplug.models import encoder_taps
 from kdplug.models.cls_only_layer import cls_only_layer
 
 
@@ -35,7 +35,7 @@ def test_classifier_uses_it_only_when_the_top_layer_is_read_at_cls(monkeypatch):
         calls.append(1)
         return cls_only_layer(*args, **kwargs)
 
-    monkeypatch.setattr(bert_classifier, "cls_only_layer", counting)
+    monkeypatch.setattr(encoder_taps, "cls_only_layer", counting)
     model = testing.tiny_bert_classifier(num_layers=3, seed=1)
     x, _ = testing.toy_batch(8)
     full = model.taps(x, ["hidden/3", "cls/3", "logits"])  # needs every position

@@ -311,9 +311,10 @@ THREE_TASKS = [
 
 
 def toy_mtdnn_config(folder, tasks=THREE_TASKS, baselines=(), epochs=3,
-                     ensemble_size=2, batch_size=16, **method):
+                     ensemble_size=2, batch_size=16, shared=None, **method):
     """A tiny multi-task config: two toy TSVs (`toy.tsv`, `other.tsv`) and
-    a 2-layer preset teacher that the fine-tuning makes confident."""
+    a 2-layer preset teacher that the fine-tuning makes confident (written
+    beside them; `shared`: the `shared_teacher` fixture's preset and toy.tsv)."""
     folder = str(folder)
     os.makedirs(folder, exist_ok=True)
     write_toy_tsv(os.path.join(folder, "other.tsv"), num_examples=120, seed=1)
@@ -324,9 +325,33 @@ def toy_mtdnn_config(folder, tasks=THREE_TASKS, baselines=(), epochs=3,
          "tasks": [dict(t) for t in tasks], **method},
         num_examples=160, export=False,
         training={"epochs": epochs, "learning_rate": 1e-2, "batch_size": batch_size},
-        teacher={"finetune": {"epochs": 6, "batch_size": 16, "learning_rate": 1e-2}},
+        teacher={"finetune": {"epochs": 6, "batch_size": 16, "learning_rate": 1e-2},
+                 **(shared["teacher"] if shared else {})},
+        **({"data": shared["data"]} if shared else {}),
         student={"kind": "truncated", "layers": [1]},
     )
+
+
+@pytest.fixture(scope="module")
+def _shared_teacher(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("mtdnn-teacher")
+    return {"cache": folder / "cache",
+            "teacher": {"source": testing.write_tiny_preset(folder / "teacher",
+                                                            num_layers=2)},
+            "data": {"path": write_toy_tsv(folder / "toy.tsv", num_examples=160)}}
+
+
+@pytest.fixture
+def shared_teacher(_shared_teacher, monkeypatch):
+    """One toy teacher preset and one kdplug cache for this module's
+    end-to-end runs, with the data file (conftest gives every test an empty
+    cache; the fine-tuning key hashes the preset's bytes, which differ each
+    time one is written, and the data's path): each task's teacher member
+    is fine-tuned once here, and later runs load it. The
+    re-run in `test_experiment_ensembles_regression_teacher_and_resumes`
+    still checks that a run finds its fine-tuned teachers and outputs."""
+    monkeypatch.setenv("KDPLUG_CACHE_DIR", str(_shared_teacher["cache"]))
+    return _shared_teacher
 
 
 def run(path, **overrides):
@@ -338,12 +363,13 @@ def run(path, **overrides):
     return Experiment(cfg, plugin_manager=pm).run()
 
 
-def test_experiment_end_to_end(tmp_path):
+def test_experiment_end_to_end(tmp_path, shared_teacher):
     # One teacher (K=1) and a task without one, to stay fast; the slow test
     # below runs two members per task and a regression teacher.
     path = toy_mtdnn_config(tmp_path, THREE_TASKS[:1] + [
         {"name": "toy_score", "type": "regression", "label_column": "score",
-         "teacher": False}], ensemble_size=1, batch_size=8)
+         "teacher": False}], ensemble_size=1, batch_size=8,
+        shared=shared_teacher)
     with open(path) as f:  # a classification metric beyond the defaults
         doc = yaml.safe_load(f)
     doc["evaluation"] = {"metrics": ["accuracy", "f1_macro"]}
@@ -378,8 +404,9 @@ def test_experiment_end_to_end(tmp_path):
 
 
 @pytest.mark.slow
-def test_experiment_ensembles_regression_teacher_and_resumes(tmp_path, kdplug_log):
-    path = toy_mtdnn_config(tmp_path)
+def test_experiment_ensembles_regression_teacher_and_resumes(tmp_path, shared_teacher,
+                                                            kdplug_log):
+    path = toy_mtdnn_config(tmp_path, shared=shared_teacher)
     report = run(path)
     tasks = ["toy_sentiment", "toy_score", "other_sentiment"]
     assert list(report["tasks"]) == tasks
@@ -408,9 +435,10 @@ def test_experiment_ensembles_regression_teacher_and_resumes(tmp_path, kdplug_lo
 
 
 @pytest.mark.slow
-def test_experiment_with_baselines_and_temperature_sampling(tmp_path):
+def test_experiment_with_baselines_and_temperature_sampling(tmp_path,
+                                                            shared_teacher):
     path = toy_mtdnn_config(tmp_path, baselines=("single_task", "multi_task"),
-                            epochs=1, ensemble_size=1)
+                            epochs=1, ensemble_size=1, shared=shared_teacher)
     report = run(path, sampling="temperature", sampling_temperature=3.0)
     assert list(report["variants"]) == [
         "single_task-toy_sentiment", "single_task-toy_score",

@@ -248,6 +248,7 @@ def test_intermediate_stage_reads_cached_outputs_within_the_disk_budget(
             tmp_path / folder,
             {"name": "tinybert", "stages": ["task_intermediate"]},
             num_examples=80, export=False, training={"epochs": 1},
+            teacher={"finetune": None},  # any teacher has hidden states
             student={"kind": "truncated", "layers": [1]},
             cache={"teacher_outputs": True, **cache})
         return Experiment(load_config(path)).run()

@@ -152,10 +152,30 @@ def test_errors(teacher, cpu_devices):
     assert pipeline(cached) is cached
 
 
-def run_toy(folder, pipeline, kdplug_log, strategy="default"):
+@pytest.fixture(scope="module")
+def _shared_teacher(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("pipeline-teacher")
+    return {"cache": folder / "cache",
+            "teacher": {"source": testing.write_tiny_preset(folder / "teacher",
+                                                            num_layers=2)},
+            "data": {"path": testing.write_toy_tsv(folder / "toy.tsv", num_examples=240)}}
+
+
+@pytest.fixture
+def shared_teacher(_shared_teacher, monkeypatch):
+    """One toy teacher preset, data file and kdplug cache for this module's
+    toy runs (conftest gives every test an empty cache; the fine-tuning key
+    hashes the preset's bytes, which differ each time one is written, and
+    the data's path): the teacher is fine-tuned once, and the other runs
+    load it (as a re-run does)."""
+    monkeypatch.setenv("KDPLUG_CACHE_DIR", str(_shared_teacher["cache"]))
+    return _shared_teacher
+
+
+def run_toy(folder, pipeline, kdplug_log, shared, strategy="default"):
     path = write_toy_config(
-        folder, {"name": "kd", "temperature": 2.0, "alpha": 0.5},
-        teacher={"pipeline": pipeline,
+        folder, {"name": "kd", "temperature": 2.0, "alpha": 0.5}, data=shared["data"],
+        teacher={**shared["teacher"], "pipeline": pipeline,
                  "finetune": {"epochs": 2, "batch_size": 16, "learning_rate": 3e-3}},
         training={"strategy": strategy, "epochs": 2}, export=False)
     report = Experiment(load_config(path)).run()
@@ -164,9 +184,11 @@ def run_toy(folder, pipeline, kdplug_log, strategy="default"):
 
 
 @pytest.mark.slow
-def test_kdplug_run_with_the_teacher_in_the_pipeline(tmp_path, kdplug_log):
-    in_step = run_toy(tmp_path / "in_step", False, kdplug_log)
-    piped = run_toy(tmp_path / "pipeline", {"dtype": "bfloat16"}, kdplug_log)
+def test_kdplug_run_with_the_teacher_in_the_pipeline(tmp_path, kdplug_log,
+                                                     shared_teacher):
+    in_step = run_toy(tmp_path / "in_step", False, kdplug_log, shared_teacher)
+    piped = run_toy(tmp_path / "pipeline", {"dtype": "bfloat16"}, kdplug_log,
+                    shared_teacher)
     history = piped["history"]["distill"]
     assert history["loss"][-1] < history["loss"][0]
     # The bfloat16 teacher's soft targets move the run only by rounding.
@@ -179,10 +201,12 @@ def test_kdplug_run_with_the_teacher_in_the_pipeline(tmp_path, kdplug_log):
 
 
 @pytest.mark.slow
-def test_kdplug_run_with_the_teacher_in_the_pipeline_mirrored(tmp_path, kdplug_log):
+def test_kdplug_run_with_the_teacher_in_the_pipeline_mirrored(tmp_path, kdplug_log,
+                                                              shared_teacher):
     # The copy's plain variables are read by the input pipeline of a run
     # whose student and teacher live in a mirrored scope.
-    history = run_toy(tmp_path, {"dtype": "bfloat16"}, kdplug_log, strategy="mirrored")
+    history = run_toy(tmp_path, {"dtype": "bfloat16"}, kdplug_log, shared_teacher,
+                      strategy="mirrored")
     history = history["history"]["distill"]
     assert np.isfinite(history["loss"]).all()
     assert history["loss"][-1] < history["loss"][0]

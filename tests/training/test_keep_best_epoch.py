@@ -1,5 +1,6 @@
 """`KeepBestEpoch`: the best epoch by hand-picked values, restored, resumed,
-and early stopping end to end (a toy `kdplug run` and teacher fine-tuning)."""
+and early stopping end to end (a toy `kdplug run` and teacher fine-tuning:
+tests/run/test_evaluation_metrics.py, which shares that run)."""
 
 import math
 
@@ -7,11 +8,7 @@ import keras
 import numpy as np
 import pytest
 
-from kdplug import storage
-from kdplug.config import load_config
 from kdplug.errors import ConfigError
-from kdplug.run.experiment import Experiment
-from kdplug.testing.toy_config import write_toy_config
 from kdplug.training.callbacks import KeepBestEpoch
 
 
@@ -115,45 +112,6 @@ def test_a_monitor_the_stage_does_not_log_names_what_it_logs(tmp_path):
     assert "does not log 'val_f1'" in message and "val_accuracy, val_loss" in message
 
 
-@pytest.mark.slow
-def test_early_stopping_run_keeps_the_best_epoch_and_reports_it(tmp_path):
-    """A toy `kd` run with a learning rate high enough to wobble: the saved
-    student's validation accuracy is the best epoch's, which the summary
-    names; the teacher's fine-tuning keeps its best epoch too."""
-    import keras_hub  # noqa: F401  (registers the preset classes)
-
-    from kdplug.run import RunContext
-    from kdplug.run import TeacherSetup
-    from kdplug.data import read_splits
-    from kdplug.evaluation.measure import accuracy
-
-    path = write_toy_config(
-        tmp_path, {"name": "kd", "temperature": 2.0, "alpha": 0.5},
-        teacher={"finetune": {"epochs": 3, "batch_size": 16, "learning_rate": 3e-3,
-                              "early_stopping": {"patience": 1}}},
-        training={"epochs": 5, "early_stopping": {"patience": 2}},
-        student={"kind": "truncated", "layers": [1]}, export=False)
-    config = load_config(path)
-    report = Experiment(config).run()
-    best = report["early_stopping"]["distill"]
-    values = report["history"]["distill"]["val_accuracy"]
-    assert best["values"] == pytest.approx(values)
-    assert best["best_value"] == pytest.approx(max(values))
-    assert values.index(max(values)) + 1 == best["best_epoch"]
-    assert best["epochs_run"] == len(values) <= 5
-    summary = open(tmp_path / "runs" / "toy" / "summary.md").read()
-    assert f"kept epoch {best['best_epoch']} of {best['epochs_run']}" in summary
-    # the exported student is the best epoch's: same validation accuracy
-    student = keras.saving.load_model(tmp_path / "runs" / "toy" / "student.keras")
-    context = RunContext.create(config)
-    splits = read_splits(config.data, config.resolve_path, seed=config.seed)
-    teacher, tokenizer, _ = TeacherSetup(context).load(config.data.num_classes)
-    val_ds = TeacherSetup(context).encoder(tokenizer).dataset(splits["validation"], 64)
-    assert accuracy(student, val_ds) == pytest.approx(best["best_value"], abs=1e-6)
-    teacher_best = report["teacher"]["finetune"]["early_stopping"]
-    assert 1 <= teacher_best["best_epoch"] <= teacher_best["epochs_run"] <= 3
-    assert report["teacher"]["finetune"]["validation_accuracy"] == pytest.approx(
-        teacher_best["best_value"], abs=1e-6)
-    assert not (tmp_path / "runs" / "toy" / "backup" / "01-distill.best").exists()
-    assert storage.read_json(str(tmp_path / "runs" / "toy" / "stages" /
-                                 "01-distill.history.json"))["best"] == best
+# The early-stopping end-to-end run (a toy `kdplug run` whose student and
+# teacher keep their best epochs) is shared with the evaluation-metrics checks:
+# tests/run/test_evaluation_metrics.py::test_early_stopping_run_keeps_the_best_epoch_and_reports_it

@@ -177,8 +177,10 @@ def test_speed_curve_at_several_batch_sizes(spread_student, tmp_path):
 def test_kdplug_run_end_to_end(tmp_path):
     from kdplug.run.experiment import Experiment
 
+    # one export format: the early-exit exports are test_early_exit_classifier's
     path = write_toy_config(tmp_path, {"name": "fastbert", "branch_dim": 8},
-                            num_examples=160)
+                            num_examples=160,
+                            export={"formats": ["keras"], "latency_batch_sizes": [1]})
     report = Experiment(load_config(path)).run()
     loss = report["history"]["self_distill"]["loss"]
     assert loss[-1] < loss[0]

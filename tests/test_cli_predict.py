@@ -1,0 +1,208 @@
+"""`kdplug predict`, `kdplug evaluate` and `kdplug export` on one finished
+toy run (module fixture, reused by every test), and their errors.
+
+The numbers are checked against the run's own: predict's probabilities
+are the student's softmax on the same encoded batch, evaluate's accuracy
+on the test split is the run's `metrics.json` accuracy, and export's
+`.keras` gives the student's logits. Reading inputs without a run:
+tests/run/test_trained_run.py."""
+
+import json
+import os
+import shutil
+
+import keras
+import numpy as np
+import pytest
+import yaml
+
+from kdplug import load_model
+from kdplug.cli import main
+from kdplug.evaluation.export import FORMATS
+from kdplug.run.trained_run import TrainedRun
+from kdplug.testing.toy_config import write_toy_config
+
+NAMES = ["neg", "pos"]
+TEXTS = ["a fine film", "bad dull movie", "fine good great"]
+
+
+@pytest.fixture(scope="module")
+def toy_run(tmp_path_factory):
+    """A finished toy `kd` run (classes named neg / pos, `keras` export) and
+    its test split as a TSV of class names."""
+    folder = tmp_path_factory.mktemp("trained-run")
+    config = write_toy_config(
+        folder, {"name": "kd", "temperature": 2.0, "alpha": 0.5},
+        student={"kind": "truncated", "layers": [1]}, training={"epochs": 1},
+        data={"label_names": NAMES}, evaluation={"metrics": ["accuracy", "f1_macro"]},
+        export={"formats": ["keras"], "latency_batch_sizes": [1]})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("KDPLUG_CACHE_DIR", str(folder / "cache"))
+        assert main(["run", config]) == 0
+    run_dir = folder / "runs" / "toy"
+    rows = [line.split("\t") for line in (folder / "toy.tsv").read_text().splitlines()]
+    header, test = rows[0], [row for row in rows[1:] if row[1] == "test"]
+    label, text = header.index("label"), header.index("text")
+    test_file = folder / "test.tsv"
+    test_file.write_text("text\tlabel\n" + "".join(
+        f"{row[text]}\t{NAMES[int(row[label])]}\n" for row in test))
+    return {"folder": folder, "run_dir": str(run_dir), "test_file": str(test_file),
+            "test_rows": len(test),
+            "report": json.loads((run_dir / "metrics.json").read_text())}
+
+
+@pytest.fixture(autouse=True)
+def _toy_cache(toy_run, monkeypatch):
+    """The run's teacher cache (conftest gives every test an empty one)."""
+    monkeypatch.setenv("KDPLUG_CACHE_DIR", str(toy_run["folder"] / "cache"))
+
+
+def run_cli(args, capsys):
+    """`(exit status, stdout, stderr)` of `kdplug ARGS` (a usage error's
+    `SystemExit` too)."""
+    try:
+        status = main(args)
+    except SystemExit as e:
+        status = e.code
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.fixture(scope="module")
+def reference(toy_run):
+    """The student reloaded here and its logits on the run's encoding of
+    `TEXTS` (one batch)."""
+    run = TrainedRun(toy_run["run_dir"])
+    features, _ = next(iter(run.dataset(run.examples(TEXTS))))
+    student = load_model(os.path.join(toy_run["run_dir"], "student.keras"))
+    logits = keras.ops.convert_to_numpy(student(features, training=False))
+    return {"features": features, "logits": logits}
+
+
+def test_predict_prints_the_student_softmax_with_class_names(toy_run, reference,
+                                                            capsys):
+    args = ["predict", toy_run["run_dir"]]
+    for text in TEXTS:
+        args += ["--text", text]
+    status, out, err = run_cli(args, capsys)
+    assert status == 0, err
+    records = [json.loads(line) for line in out.splitlines()]
+    expected = keras.ops.convert_to_numpy(
+        keras.ops.softmax(reference["logits"].astype("float64"), axis=-1))
+    assert [r["text"] for r in records] == TEXTS
+    for record, probabilities in zip(records, expected):
+        assert list(record) == ["text", "label", "probabilities"]
+        assert list(record["probabilities"]) == NAMES
+        np.testing.assert_allclose(list(record["probabilities"].values()),
+                                   probabilities, rtol=0, atol=1e-7)
+        assert record["label"] == NAMES[int(np.argmax(probabilities))]
+
+
+def test_predict_with_the_teacher_from_a_file_to_a_file(toy_run, capsys, tmp_path):
+    texts = tmp_path / "texts.txt"
+    texts.write_text("\n".join(TEXTS) + "\n")
+    output = tmp_path / "predictions.jsonl"
+    status, out, err = run_cli(["predict", toy_run["run_dir"], "--input", str(texts),
+                                "--model", "teacher", "--output", str(output),
+                                "--batch-size", "2"], capsys)
+    assert status == 0, err
+    assert out == "" and f"3 prediction(s): {output}" in err
+    records = [json.loads(line) for line in output.read_text().splitlines()]
+    assert [r["text"] for r in records] == TEXTS
+    for record in records:
+        probabilities = record["probabilities"]
+        assert sum(probabilities.values()) == pytest.approx(1.0)
+        assert record["label"] == max(probabilities, key=probabilities.get)
+
+
+def test_evaluate_both_models_gives_the_run_test_accuracy(toy_run, capsys, tmp_path):
+    output = tmp_path / "metrics.json"
+    status, out, err = run_cli(["evaluate", toy_run["run_dir"], "--data",
+                                toy_run["test_file"], "--model", "both",
+                                "--output", str(output)], capsys)
+    assert status == 0, err
+    report = toy_run["report"]
+    written = json.loads(output.read_text())
+    assert written["examples"] == toy_run["test_rows"] == report["test_examples"]
+    for role in ("student", "teacher"):
+        assert list(written[role]) == ["accuracy", "f1_macro"]
+        assert written[role] == pytest.approx(report[role]["metrics"], abs=1e-6)
+    lines = out.splitlines()
+    assert lines[0] == f"toy: {toy_run['test_file']} ({toy_run['test_rows']} examples)"
+    assert lines[1].split() == ["metric", "student", "teacher"]
+    for line, name in zip(lines[2:], ["accuracy", "f1_macro"]):
+        assert line.split() == [name, *(f"{report[role]['metrics'][name]:.4f}"
+                                        for role in ("student", "teacher"))]
+
+
+def test_evaluate_unknown_class_names_the_file_row_and_value(toy_run, capsys, tmp_path):
+    data = tmp_path / "bad.tsv"
+    data.write_text("text\tlabel\na fine film\tpos\nso so\tmaybe\n")
+    status, _, err = run_cli(["evaluate", toy_run["run_dir"], "--data", str(data)],
+                             capsys)
+    assert status == 2
+    assert (f"kdplug: error: {data}:3: label 'maybe' in column 'label' is not a known "
+            "class name") in err
+    assert "known: neg, pos (the classes of run 'toy')" in err
+
+
+def test_export_writes_a_loadable_keras_and_labels_once(toy_run, reference, capsys,
+                                                       tmp_path):
+    run_dir = toy_run["run_dir"]
+    out_dir = tmp_path / "exported"
+    status, out, err = run_cli(["export", run_dir, "--format", "keras",
+                                "--output", str(out_dir)], capsys)
+    assert status == 0, err
+    exported = out_dir / "student.keras"
+    assert f"keras: {exported}" in out and f"labels: {out_dir / 'labels.json'}" in out
+    labels = json.loads((out_dir / "labels.json").read_text())
+    assert labels["names"] == NAMES and labels["ids"] == {"neg": 0, "pos": 1}
+    logits = load_model(str(exported))(reference["features"], training=False)
+    np.testing.assert_allclose(logits, reference["logits"], rtol=0, atol=1e-6)
+    # nothing twice: the run's export folder already has the .keras
+    status, out, err = run_cli(["export", run_dir, "--format", "keras",
+                                "--format", "keras"], capsys)
+    assert status == 0, err
+    assert out.splitlines()[0] == (
+        f"keras: {os.path.join(run_dir, 'export', 'student.keras')} "
+        "(already there, kept)")
+    status, _, err = run_cli(["export", run_dir, "--format", "tflite"], capsys)
+    assert status == 2
+    assert "kdplug: error: --format: unknown export format 'tflite'" in err
+    assert f"known: {', '.join(FORMATS)}" in err  # whatever the exporter knows
+
+
+def test_bad_inputs_are_one_line_errors(toy_run, capsys, tmp_path):
+    run_dir = toy_run["run_dir"]
+    unfinished = tmp_path / "unfinished"
+    shutil.copytree(run_dir, unfinished, ignore=shutil.ignore_patterns(
+        "student.keras", "tensorboard"))
+    untuned = tmp_path / "untuned"
+    shutil.copytree(run_dir, untuned, ignore=shutil.ignore_patterns("tensorboard"))
+    config = yaml.safe_load((untuned / "config.yaml").read_text())
+    config["teacher"]["finetune"] = None
+    (untuned / "config.yaml").write_text(yaml.safe_dump(config))
+    cases = {
+        ("predict", str(tmp_path / "nope"), "--text", "x"): "no such run folder",
+        ("predict", str(unfinished), "--text", "x"): "no student.keras",
+        ("evaluate", str(unfinished), "--data", "x.tsv"): "must finish first",
+        ("predict", run_dir, "--text", "x", "--model", "both"):
+            "argument --model: invalid choice: 'both'",
+        ("predict", str(untuned), "--text", "x", "--model", "teacher"):
+            "did not fine-tune its teacher",
+        ("evaluate", str(untuned), "--data", "x.tsv", "--model", "both"):
+            "did not fine-tune its teacher",
+        ("predict", run_dir, "--text", "x", "--text", " "): "--text #2: empty text",
+        ("predict", run_dir, "--text", "x", "--pair", "y"):
+            "--pair: run 'toy' reads single texts",
+        ("predict", run_dir, "--input", str(tmp_path / "none.txt")):
+            "none.txt: no such file (--input)",
+        ("evaluate", run_dir, "--data", str(tmp_path / "none.tsv")):
+            "none.tsv: no such file (--data)",
+        ("export", str(unfinished), "--format", "keras"): "no student.keras",
+    }
+    for args, message in cases.items():
+        status, out, err = run_cli(list(args), capsys)
+        assert status == 2, (args, out, err)
+        assert "kdplug: error: " in err and message in err, (args, err)
+        assert err.strip().splitlines()[-1].startswith("kdplug: error: "), err
