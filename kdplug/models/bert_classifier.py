@@ -46,6 +46,14 @@ class TappedClassifier(keras.Model):
     nested_key = "backbone"
     config_attributes = ()
 
+    @property
+    def hidden_dim(self):
+        return self.backbone.hidden_dim
+
+    @property
+    def num_heads(self):
+        return self.backbone.num_heads
+
     def call(self, inputs, training=False):
         return self.taps(inputs, ("logits",), training=training)["logits"]
 
@@ -164,14 +172,6 @@ class BertClassifier(TappedClassifier):
             preprocessor=preprocessor, dropout=self.dropout)
         task.output_dense.set_weights(self.classifier.get_weights())
         return task
-
-    @property
-    def hidden_dim(self):
-        return self.backbone.hidden_dim
-
-    @property
-    def num_heads(self):
-        return self.backbone.num_heads
 
     def available_taps(self):
         return transformer_taps(self.num_layers)

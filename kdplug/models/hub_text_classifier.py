@@ -94,14 +94,6 @@ class HubTextClassifier(TappedClassifier):
     def num_layers(self):
         return len(self.layers_in_order)
 
-    @property
-    def hidden_dim(self):
-        return self.backbone.hidden_dim
-
-    @property
-    def num_heads(self):
-        return self.backbone.num_heads
-
     def available_taps(self):
         taps = transformer_taps(self.num_layers)
         if not self.family.offers_attention:

@@ -254,12 +254,14 @@ class TrainedRun:
                 "export read single-task runs (one student, one task)")
 
     def _check_teacher(self):
-        """A teacher that was never fine-tuned has an untrained head (unless
-        the run's teacher was a whole `.keras` model)."""
+        """A teacher that was never fine-tuned has an untrained head, unless
+        it came with one (a `.keras` model, a keras-hub classifier preset, a
+        Hugging Face classifier folder)."""
         from kdplug.teacher.sources import resolve_source
+        from kdplug.teacher.sources import source_has_head
 
         source = resolve_source(self.config.teacher.source, self.config.resolve_path)
-        if self.config.teacher.finetune is None and not source.endswith(".keras"):
+        if self.config.teacher.finetune is None and not source_has_head(source):
             raise KdplugError(
                 f"{self.run_dir}: run {self.name!r} did not fine-tune its teacher "
                 "(teacher.finetune is null in its config.yaml), so the teacher's "

@@ -1,5 +1,6 @@
 from kdplug.errors import KdplugError
 from kdplug.models import HubTextClassifier
+from kdplug.students.truncated_bert import select_layers
 from kdplug.students.utils import force_trainable
 
 # A backbone's config entries that describe the object, not its shape.
@@ -43,6 +44,7 @@ def truncated_hub(teacher, layers, num_classes, copy_head=True, dropout=0.1,
         raise KdplugError(
             f"truncated_hub needs a HubTextClassifier teacher, got "
             f"{type(teacher).__name__} (BERT teachers: truncated_bert)")
+    layers = select_layers(list(layers), teacher.num_layers)  # checked
     src, family = teacher.backbone, teacher.family
     weights_of = pretrained.get_weights if pretrained is not None else (
         lambda layer: layer.get_weights())

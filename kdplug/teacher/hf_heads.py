@@ -107,7 +107,8 @@ class HfClassifierHead:
         return int(self.layers["output_dense"][1].shape[0])
 
 
-def _load_json(path):
+def load_json_object(path):
+    """A JSON file that must hold an object; `DataError` naming it otherwise."""
     try:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
@@ -129,7 +130,7 @@ class _Tensors:
         index = os.path.join(folder, SAFETENSORS_INDEX)
         single = os.path.join(folder, SAFETENSORS_FILE)
         if os.path.isfile(index):
-            weight_map = _load_json(index).get("weight_map")
+            weight_map = load_json_object(index).get("weight_map")
             if not isinstance(weight_map, dict):
                 raise DataError(f"{index}: no weight_map")
             self.files = {name: os.path.join(folder, file)
@@ -219,7 +220,7 @@ def read_hf_classifier_head(folder):
     config_path = os.path.join(folder, "config.json")
     if not os.path.isfile(config_path):
         raise DataError(f"{folder}: no config.json (not a Hugging Face model folder)")
-    config = _load_json(config_path)
+    config = load_json_object(config_path)
     family = _family_of(config, config_path)
     tensors = _Tensors(folder)
     names = [f"{base}.{part}" for _, base in HEAD_TENSORS[family]

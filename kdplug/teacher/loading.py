@@ -1,7 +1,6 @@
 """Loading teachers: keras-hub presets (backbones or text classifiers) of
 every family kdplug taps, Hugging Face folders, packages, .keras files."""
 
-import json
 import os
 
 import keras_hub
@@ -123,8 +122,9 @@ def _saved_classifier(source):
 def _is_keras_hub_preset(folder):
     """Whether `folder` was written by keras-hub's `save_to_preset` (its
     config.json names a Keras class) rather than Hugging Face."""
-    with open(os.path.join(folder, "config.json"), encoding="utf-8") as f:
-        return "class_name" in json.load(f)
+    from kdplug.teacher.hf_heads import load_json_object
+
+    return "class_name" in load_json_object(os.path.join(folder, "config.json"))
 
 
 def _classifier_class(backbone):

@@ -3,12 +3,12 @@ file or keras-hub preset name, and checked, without TensorFlow (so that
 `kdplug validate` can check it)."""
 
 import importlib.resources
-import json
 import os
 
 from kdplug.errors import ConfigError
 from kdplug.errors import DataError
 from kdplug.teacher.hf_heads import HF_MODEL_TYPES
+from kdplug.teacher.hf_heads import load_json_object
 
 PACKAGE_PREFIX = "package:"
 
@@ -66,13 +66,7 @@ def check_source_folder(path):
             f"{path}: no config.json (neither a Hugging Face model folder nor "
             "a keras-hub preset)"
         )
-    try:
-        with open(config_path, encoding="utf-8") as f:
-            config = json.load(f)
-    except (OSError, ValueError) as e:
-        raise DataError(f"{config_path}: not readable JSON ({e})") from None
-    if not isinstance(config, dict):
-        raise DataError(f"{config_path}: expected a JSON object")
+    config = load_json_object(config_path)
     if "class_name" in config:  # a keras-hub preset saved by save_to_preset()
         return
     model_type = config.get("model_type")
@@ -88,6 +82,22 @@ def check_source_folder(path):
     if missing:
         raise DataError(
             f"{path}: no {' and no '.join(missing)} for the {model_type} tokenizer")
+
+
+def source_has_head(path):
+    """Whether a resolved teacher source comes with a classification head
+    (a `.keras` model, a keras-hub text classifier preset, a Hugging Face
+    `*ForSequenceClassification` folder), read from its files without
+    TensorFlow; False for a backbone, whose head only fine-tuning trains."""
+    if path.endswith(".keras"):
+        return True
+    if not os.path.isdir(path):
+        return False  # a keras-hub preset name: a backbone
+    if os.path.isfile(os.path.join(path, "task.json")):
+        return True
+    config = load_json_object(os.path.join(path, "config.json"))
+    return any(str(a).endswith("ForSequenceClassification")
+               for a in config.get("architectures") or ())
 
 
 def describe_source(path):

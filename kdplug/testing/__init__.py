@@ -114,13 +114,25 @@ def write_toy_tsv(path, num_examples=240, seed=0):
     return str(path)
 
 
-def write_tiny_preset(path, num_layers=2, hidden_dim=16, seed=0):
+def write_tiny_preset(path, num_layers=2, hidden_dim=16, seed=0, classifier=False,
+                      num_classes=2):
     """Saves a tiny random BERT backbone and its tokenizer as a keras-hub
-    preset folder (what `teacher.source` accepts, like a real checkpoint)."""
+    preset folder (what `teacher.source` accepts, like a real checkpoint).
+
+    With `classifier`, a keras-hub `BertTextClassifier` (random head of
+    `num_classes`) with its preprocessor instead: a teacher kdplug uses as
+    it is, with no `teacher.finetune` (a backbone's new head would need it).
+    """
     vocabulary = toy_vocabulary()
     backbone = tiny_backbone(num_layers=num_layers, hidden_dim=hidden_dim,
                              vocabulary_size=len(vocabulary), seed=seed)
     tokenizer = keras_hub.tokenizers.BertTokenizer(vocabulary=vocabulary)
+    if classifier:
+        preprocessor = keras_hub.models.BertTextClassifierPreprocessor(
+            tokenizer, sequence_length=backbone.max_sequence_length)
+        keras_hub.models.BertTextClassifier(
+            backbone, num_classes, preprocessor=preprocessor).save_to_preset(str(path))
+        return str(path)
     backbone.save_to_preset(str(path))
     tokenizer.save_to_preset(str(path))
     return str(path)

@@ -15,7 +15,8 @@ def write_toy_config(folder, method, num_examples=240, num_layers=2,
     them into `folder`; returns the config's path.
 
     Defaults: sequence length 16; teacher fine-tuned 1 epoch (batch 16,
-    learning rate 3e-3); training 2 epochs (batch 16, learning rate 3e-3,
+    learning rate 3e-3; with `teacher={"finetune": None}` the teacher preset
+    is a keras-hub classifier with a random head, used as it is); training 2 epochs (batch 16, learning rate 3e-3,
     no XLA, silent); runs under `folder/runs/toy`.
 
     Args:
@@ -37,7 +38,12 @@ def write_toy_config(folder, method, num_examples=240, num_layers=2,
     """
     folder = str(folder)
     os.makedirs(folder, exist_ok=True)
-    preset = write_tiny_preset(os.path.join(folder, "teacher"), num_layers=num_layers)
+    # Without fine-tuning, the teacher is a classifier used as it is (a
+    # backbone's new head would be an error); its head is random.
+    as_is = "finetune" in sections.get("teacher", {}) and (
+        sections["teacher"]["finetune"] is None)
+    preset = write_tiny_preset(os.path.join(folder, "teacher"), num_layers=num_layers,
+                               classifier=as_is)
     data = write_toy_tsv(os.path.join(folder, "toy.tsv"), num_examples=num_examples)
     doc = {
         "name": "toy",
@@ -58,3 +64,28 @@ def write_toy_config(folder, method, num_examples=240, num_layers=2,
     with open(path, "w", encoding="utf-8") as f:
         yaml.safe_dump(doc, f)
     return path
+
+
+def shared_toy_teacher(folder, num_examples=240):
+    """Sections for toy runs that share one teacher preset, one data file and
+    one kdplug cache (`{"cache", "teacher", "data"}`): a module fixture
+    writes them once and each test points `KDPLUG_CACHE_DIR` at `cache`, so
+    the teacher is fine-tuned once and later runs load it (the fine-tuning
+    cache key hashes the preset's bytes, which differ each time one is
+    written, and the data's path).
+
+    Examples:
+
+    ```python
+    shared = shared_toy_teacher(tmp_path_factory.mktemp("teacher"))
+    monkeypatch.setenv("KDPLUG_CACHE_DIR", str(shared["cache"]))
+    write_toy_config(folder, {"name": "kd"}, teacher=shared["teacher"],
+                     data=shared["data"])
+    ```
+    """
+    folder = str(folder)
+    return {"cache": os.path.join(folder, "cache"),
+            "teacher": {"source": write_tiny_preset(os.path.join(folder, "teacher"),
+                                                    num_layers=2)},
+            "data": {"path": write_toy_tsv(os.path.join(folder, "toy.tsv"),
+                                           num_examples=num_examples)}}

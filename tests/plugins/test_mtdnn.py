@@ -24,6 +24,7 @@ from kdplug.plugin.manager import PluginManager
 from kdplug.run.experiment import Experiment
 from kdplug.students import truncated_bert
 from kdplug.testing import write_toy_tsv
+from kdplug.testing.toy_config import shared_toy_teacher
 from kdplug.testing.toy_config import write_toy_config
 from kdplug_plugins.mtdnn.mtdnn_method import MTDNNEnsembleMethod
 from kdplug_plugins.mtdnn.multi_task_hard_loss import MultiTaskHardLoss
@@ -334,11 +335,7 @@ def toy_mtdnn_config(folder, tasks=THREE_TASKS, baselines=(), epochs=3,
 
 @pytest.fixture(scope="module")
 def _shared_teacher(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("mtdnn-teacher")
-    return {"cache": folder / "cache",
-            "teacher": {"source": testing.write_tiny_preset(folder / "teacher",
-                                                            num_layers=2)},
-            "data": {"path": write_toy_tsv(folder / "toy.tsv", num_examples=160)}}
+    return shared_toy_teacher(tmp_path_factory.mktemp("mtdnn-teacher"), num_examples=160)
 
 
 @pytest.fixture

@@ -130,7 +130,9 @@ def test_run_with_augmented_transfer_set_and_teacher_output_cache(tmp_path):
 def test_run_bilstm_student_on_its_own_word_ids(tmp_path):
     config_path = write_config(tmp_path, training={"epochs": 2})
     doc = yaml.safe_load(open(config_path))
-    del doc["teacher"]["finetune"]
+    del doc["teacher"]["finetune"]  # a classifier used as it is
+    doc["teacher"]["source"] = testing.write_tiny_preset(tmp_path / "classifier",
+                                                         classifier=True)
     doc["method"] = {"name": "bilstm", "alpha": 0.5}
     doc["export"] = False
     doc["student"] = {"kind": "bilstm", "input": "word_ids", "vocabulary_size": 64,

@@ -35,7 +35,7 @@ def toy_config(folder, source, method=None, **sections):
 def test_electra_teacher_fine_tuned_and_distilled(tmp_path):
     source = families.write_tiny_preset("electra", tmp_path / "electra")
     path = toy_config(tmp_path, source, teacher={"finetune": {
-        "epochs": 4, "batch_size": 16, "learning_rate": 3e-3}})
+        "epochs": 1, "batch_size": 16, "learning_rate": 3e-3}}, training={"epochs": 2})
     report = Experiment(load_config(path)).run()
     # (whether tiny models of each family learn: test_methods_on_families.py)
     loss = report["history"]["distill"]["loss"]

@@ -14,6 +14,7 @@ from kdplug.teacher.pipeline import best_inference_dtype
 from kdplug.teacher.pipeline import trim_to_longest
 from kdplug.terms import HardLabelCrossEntropy
 from kdplug.terms import SoftTargetCrossEntropy
+from kdplug.testing.toy_config import shared_toy_teacher
 from kdplug.testing.toy_config import write_toy_config
 from kdplug.training.distribution import mirrored_strategy
 
@@ -154,11 +155,7 @@ def test_errors(teacher, cpu_devices):
 
 @pytest.fixture(scope="module")
 def _shared_teacher(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("pipeline-teacher")
-    return {"cache": folder / "cache",
-            "teacher": {"source": testing.write_tiny_preset(folder / "teacher",
-                                                            num_layers=2)},
-            "data": {"path": testing.write_toy_tsv(folder / "toy.tsv", num_examples=240)}}
+    return shared_toy_teacher(tmp_path_factory.mktemp("pipeline-teacher"), num_examples=240)
 
 
 @pytest.fixture

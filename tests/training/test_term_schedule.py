@@ -97,7 +97,9 @@ def test_errors_name_the_term():
 
 
 def tiny_doc(tmp_path, schedules, **training):
-    preset = testing.write_tiny_preset(tmp_path / "teacher", num_layers=2)
+    # a classifier used as it is (no teacher.finetune)
+    preset = testing.write_tiny_preset(tmp_path / "teacher", num_layers=2,
+                                       classifier=True)
     data = testing.write_toy_tsv(tmp_path / "toy.tsv", num_examples=120)
     return {
         "name": "sched",
