@@ -35,6 +35,11 @@ def build_parser():
     add = lambda name, **kw: sub.add_parser(name, parents=[common], **kw)  # noqa: E731
     p = add("validate", help="check a config and print it resolved")
     p.add_argument("config")
+    p.add_argument(
+        "--build", action="store_true",
+        help="also build the teacher, the student and the method's stages as "
+             "the run will (no training; imports TensorFlow): taps the teacher's "
+             "family lacks, layer mappings, untrained heads")
     p = add("run", help="run a config: train, evaluate, report")
     p.add_argument("config")
     p.add_argument("--output-dir", help="override the config's output_dir")
@@ -177,12 +182,16 @@ def _experiment(args, **kwargs):
 def cmd_validate(args):
     import yaml
 
+    from kdplug.run.preflight import check_build
     from kdplug.run.preflight import check_inputs
 
     config = _load(args)
     print(yaml.safe_dump(config.to_dict(), sort_keys=False), end="")
     for line in check_inputs(config):
         print(line)
+    if args.build:  # teacher, student and stages, untrained
+        for line in check_build(config):
+            print(line)
     print(f"{args.config}: OK")
     return 0
 

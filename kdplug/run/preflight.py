@@ -6,6 +6,10 @@ labels, a train split with at least two classes, the `max_train_examples`
 subsample) and resolves the teacher source and tokenizer, without
 TensorFlow. `kdplug validate` prints its lines; `kdplug run` calls it before
 it creates or locks the run folder, so bad inputs leave nothing behind.
+`check_build` (`kdplug validate --build`; a run builds the same models
+itself) goes further: it builds the teacher, the student and the method's stages and
+checks what only models show (a tap the teacher's family lacks, a layer
+mapping beyond the student's layers).
 
 Examples:
 
@@ -104,3 +108,49 @@ def _describe(examples, label_kind, names=None):
     per_class = ", ".join(f"{names[c] if names else c}: {counts[c]}"
                           for c in sorted(counts))
     return f"{len(labels)} ({per_class})"
+
+
+def check_build(config, plugin_manager=None):
+    """`kdplug validate --build`: the teacher, the student and the
+    method's stages built as a run builds them before its first step (the
+    teacher's weights as loaded, nothing trained), so that what only real
+    models show fails here, not minutes into a run: a tap the teacher's
+    family cannot give (DeBERTaV3 has no attention maps) or an untrained
+    head without `teacher.finetune` (`check_teacher_serves`), a layer
+    mapping to a layer the student lacks, a student the task cannot use.
+
+    Methods with their own runner (several tasks or teachers, seq2seq)
+    build in that runner and are not dry-built here.
+
+    Args:
+        config: an `ExperimentConfig` (its inputs checked by `check_inputs`).
+        plugin_manager: default the process-wide one.
+
+    Returns:
+        One line per stage: `stage <name>: <terms>`.
+    """
+    from kdplug.plugin.manager import get_plugin_manager
+    from kdplug.plugin.student_kind import PretrainedWeights
+    from kdplug.run.single_task import SingleTaskRunner
+    from kdplug.tasks import TASKS
+    from kdplug.tasks import get_task
+    from kdplug.teacher.loading import check_teacher_serves
+    from kdplug.teacher.loading import load_teacher
+
+    plugin_manager = plugin_manager or get_plugin_manager()
+    method = plugin_manager.methods.get(config.method.name)(config.method_config)
+    if method.runner is not SingleTaskRunner or config.task not in TASKS:
+        return []
+    method.task = get_task(config.task)
+    outputs = method.task.num_outputs(config.data)
+    teacher, _, _ = load_teacher(config.teacher, outputs, config.resolve_path,
+                                 **method.task.head_options())
+    kind = plugin_manager.students.get(config.student.name)(config.student_config)
+    if kind.needs_pretrained_weights:
+        kind.pretrained_weights = PretrainedWeights(teacher)
+    student = method.build_student(teacher, kind, outputs)
+    method.task.check_student(student, config.student.name)
+    stages = method.stages(teacher, student)
+    check_teacher_serves(teacher, config, stages)
+    return [f"stage {stage.name}: {', '.join(term.name for term in stage.terms)}"
+            for stage in stages]

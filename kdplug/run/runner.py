@@ -1,5 +1,6 @@
 """`Runner`: the contract of what runs an experiment for a method."""
 
+from kdplug import storage
 from kdplug.errors import KdplugError
 from kdplug.evaluation import plots
 from kdplug.evaluation.report import write_report
@@ -54,7 +55,7 @@ class Runner:
     def save_student(self, student):
         """Saves the trained student as `<run>/student.keras`; returns the path."""
         path = self.context.path(STUDENT_FILE)
-        student.save(path)
+        storage.save_model(student, path)  # a re-run's stage may point at it
         return path
 
     def write_run_report(self, report, student=None, summary=None,

@@ -19,6 +19,7 @@ from kdplug.evaluation.measure import count_params
 from kdplug.evaluation.measure import first_examples
 from kdplug.evaluation.measure import latency_ms
 from kdplug.evaluation.measure import predict_outputs
+from kdplug.run.runner import STUDENT_FILE
 from kdplug.run.runner import Runner
 from kdplug.run.stage_runner import StageRunner
 from kdplug.run.teacher_setup import EVAL_BATCH_SIZE
@@ -122,6 +123,8 @@ class SingleTaskRunner(Runner):
                                            tokenizer=tokenizer)
         report["seconds"] = dict(ctx.timers.seconds)
         report = self.write_run_report(report, None if saved else student)
+        # one copy of the student: the last stage's file names student.keras
+        runner.point_at(len(stages) - 1, stages[-1], self.context.path(STUDENT_FILE))
         if ctx.is_chief and cfg.analysis:
             with ctx.timers("analysis"):
                 self.analyze(teacher, student, encoder, words, splits)
@@ -161,8 +164,10 @@ class SingleTaskRunner(Runner):
             info = setup.finetune(teacher, source, setup.encoder(tokenizer),
                                   splits["train"], splits["validation"],
                                   objective=self.task.objective())
-        if own_seed:  # the student's draws follow the run's seed
-            keras.utils.set_random_seed(cfg.seed)
+        # The student's draws (initial weights, data order) follow the run's
+        # seed from here, whether the teacher was fine-tuned now or loaded
+        # from the cache: a warm cache gives the same student as a cold one.
+        keras.utils.set_random_seed(cfg.seed)
         return teacher, tokenizer, info
 
     def teacher_outputs(self, teacher, encoder, examples, stages):

@@ -46,7 +46,9 @@ class StageRunner:
 
     Files, for stage `k` named `name` (`tag = f"{k:02d}-{name}"`):
     `stages/<tag>.weights.h5` (the student; written last, it marks the
-    stage finished), `stages/<tag>.terms.npz` (the terms' weights),
+    stage finished; after a finished run, the last stage's file gives way to
+    `stages/<tag>.weights.json` naming `student.keras`, see `point_at`),
+    `stages/<tag>.terms.npz` (the terms' weights),
     `stages/<tag>.history.json`, `backup/<tag>/` while training,
     `tensorboard/<tag>/`.
 
@@ -85,10 +87,11 @@ class StageRunner:
                 `training.early_stopping` applies unless it names stages).
         """
         ctx = self.context
-        tag = f"{index + 1:02d}-{stage.name}"
+        tag = stage_tag(index, stage)
         done = ctx.path("stages", f"{tag}.weights.h5")
         history_file = ctx.path("stages", f"{tag}.history.json")
-        if os.path.isfile(done):
+        finished = self.finished_weights(index, stage)
+        if finished is not None:
             recorded = StageHistory.load(history_file)
             if recorded.settings != ctx.settings_fingerprint:
                 raise ConfigError(
@@ -96,9 +99,9 @@ class StageRunner:
                     f"settings (recorded {recorded.settings or 'none'}, this run "
                     f"{ctx.settings_fingerprint}); it cannot be reused. "
                     + ways_out(ctx.run_dir), ctx.config.file, "output_dir")
-            student.load_weights(done)
+            student.load_weights(finished)
             load_term_weights(stage.terms, ctx.path("stages", f"{tag}.terms.npz"))
-            ctx.log.info("stage %s: already finished, loaded %s", stage.name, done)
+            ctx.log.info("stage %s: already finished, loaded %s", stage.name, finished)
             return recorded
         cfg = ctx.config.training
         force_trainable(student)  # undo a previous stage's freezing
@@ -189,6 +192,46 @@ class StageRunner:
                 best.cleanup()
         return result
 
+    def finished_weights(self, index, stage):
+        """The student's weights after stage `index` of an earlier run: its
+        `stages/<tag>.weights.h5`, or the file its `stages/<tag>.weights.json`
+        points at (`point_at`); None when the stage is not finished."""
+        tag = stage_tag(index, stage)
+        weights = self.context.path("stages", f"{tag}.weights.h5")
+        if os.path.isfile(weights):
+            return weights
+        pointer = storage.read_json(self.context.path("stages", f"{tag}.weights.json"))
+        if pointer is None:
+            return None
+        target = self.context.path(pointer["file"])
+        if not os.path.isfile(target):
+            self.context.log.warning(
+                "stage %s: its weights were %s, which is gone; training it again",
+                stage.name, target)
+            return None
+        return target
+
+    def point_at(self, index, stage, saved):
+        """Stores the finished stage `index` once: its weights file gives way
+        to `stages/<tag>.weights.json` naming `saved` (the run's
+        `student.keras`, holding the same weights), so a finished run keeps
+        one copy of the student. A re-run loads the stage from `saved`.
+
+        Args:
+            index, stage: as for `run`.
+            saved: a file in the run folder that `student.load_weights`
+                reads (e.g. `<run>/student.keras`).
+        """
+        tag = stage_tag(index, stage)
+        weights = self.context.path("stages", f"{tag}.weights.h5")
+        if not self.context.is_chief or not os.path.isfile(weights):
+            return
+        relative = os.path.relpath(saved, self.context.run_dir)
+        # the pointer first: a crash in between leaves both, never neither
+        storage.write_json(self.context.path("stages", f"{tag}.weights.json"),
+                           {"file": relative, "weights_of": stage.name})
+        os.remove(weights)
+
     def _early_stopping(self, stage, tag, student, val_ds, last):
         """`KeepBestEpoch` for a stage `training.early_stopping` covers (its
         `stages`, default the last one), else None."""
@@ -274,6 +317,11 @@ class StageHistory:
     def save(self, path):
         storage.write_json(path, {"settings": self.settings, "epochs": self.epochs,
                                   "steps": self.steps, "best": self.best})
+
+
+def stage_tag(index, stage):
+    """`"01-distill"`: stage `index` (0-based) named as its files are."""
+    return f"{index + 1:02d}-{stage.name}"
 
 
 def save_term_weights(terms, path):

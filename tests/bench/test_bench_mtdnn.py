@@ -41,3 +41,7 @@ def test_smoke_run_writes_the_section(bench, tmp_path, results_docs):
     assert "| toy_score | Pearson / Spearman |" in section
     assert "multi-task student + ensemble KD" in section
     assert "Smoke run" in section
+    # the run's own summary names the baselines too
+    (summary,) = (tmp_path / "run").rglob("summary.md")
+    text = summary.read_text()
+    assert "single-task students" in text and "multi-task student + ensemble KD" in text

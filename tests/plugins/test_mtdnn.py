@@ -362,7 +362,8 @@ def run(path, **overrides):
 
 def test_experiment_end_to_end(tmp_path, shared_teacher):
     # One teacher (K=1) and a task without one, to stay fast; the slow test
-    # below runs two members per task and a regression teacher.
+    # below runs two members per task and a regression teacher, and
+    # tests/bench/test_bench_mtdnn.py's smoke run the baselines.
     path = toy_mtdnn_config(tmp_path, THREE_TASKS[:1] + [
         {"name": "toy_score", "type": "regression", "label_column": "score",
          "teacher": False}], ensemble_size=1, batch_size=8,
@@ -374,6 +375,8 @@ def test_experiment_end_to_end(tmp_path, shared_teacher):
         yaml.safe_dump(doc, f)
     report = run(path)
     assert list(report["tasks"]) == ["toy_sentiment", "toy_score"]
+    probs = [t["sampling_probability"] for t in report["tasks"].values()]
+    np.testing.assert_allclose(probs, [0.5, 0.5])  # proportional, 112 each
     assert list(report["teacher"]["tasks"]) == ["toy_sentiment"]
     kd = report["variants"]["multi_task_kd"]
     assert set(kd["toy_sentiment"]) == {"accuracy", "f1_macro", "examples"}
@@ -429,23 +432,3 @@ def test_experiment_ensembles_regression_teacher_and_resumes(tmp_path, shared_te
             assert member["teacher_output_cache"]["cached"]
     assert any("already finished" in m for m in messages)
     assert again["variants"] == report["variants"]
-
-
-@pytest.mark.slow
-def test_experiment_with_baselines_and_temperature_sampling(tmp_path,
-                                                            shared_teacher):
-    path = toy_mtdnn_config(tmp_path, baselines=("single_task", "multi_task"),
-                            epochs=1, ensemble_size=1, shared=shared_teacher)
-    report = run(path, sampling="temperature", sampling_temperature=3.0)
-    assert list(report["variants"]) == [
-        "single_task-toy_sentiment", "single_task-toy_score",
-        "single_task-other_sentiment", "multi_task", "multi_task_kd"]
-    assert list(report["variants"]["single_task-toy_score"]) == ["toy_score"]
-    assert "soft" not in report["history"]["multi_task"]
-    probs = [t["sampling_probability"] for t in report["tasks"].values()]
-    np.testing.assert_allclose(
-        probs, sampling_probabilities([112, 112, 84], "temperature", 3.0))
-    run_dir = os.path.join(str(tmp_path), "runs", "toy")
-    summary = open(os.path.join(run_dir, "summary.md")).read()
-    assert "single-task students" in summary
-    assert "multi-task student + ensemble KD" in summary

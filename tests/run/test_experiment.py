@@ -125,6 +125,12 @@ def test_run_with_augmented_transfer_set_and_teacher_output_cache(tmp_path):
     assert again["teacher_output_cache"]["cached"] is True
     assert again["teacher_output_cache"]["key"] == info["key"]
     assert again["transfer_set"] == transfer
+    # The warm teacher cache gives the same student as the cold one: the
+    # student's draws follow the run's seed, not what fine-tuning consumed.
+    assert again["teacher"]["finetune"]["cached"] is True
+    assert report["teacher"]["finetune"]["cached"] is False
+    assert again["history"] == report["history"]
+    assert again["student"]["accuracy"] == report["student"]["accuracy"]
 
 
 def test_run_bilstm_student_on_its_own_word_ids(tmp_path):

@@ -9,6 +9,7 @@ import keras_hub
 import numpy as np
 import pytest
 
+from kdplug.cli import main
 from kdplug.config import load_config
 from kdplug.data import read_splits
 from kdplug.errors import ConfigError
@@ -75,19 +76,26 @@ def test_a_keras_hub_classifier_preset_is_used_as_it_is(tmp_path):
     assert report["teacher"]["accuracy"] == pytest.approx(expected, abs=1e-6)
 
 
-def test_an_untrained_head_without_finetune_is_refused(tmp_path):
+def test_an_untrained_head_without_finetune_is_refused(tmp_path, capsys):
     source = families.write_tiny_preset("albert", tmp_path / "albert")
     path = toy_config(tmp_path, source, teacher={"finetune": None})
+    # `kdplug validate --build` says it before any run
+    assert main(["validate", "--build", path]) == 2
+    assert "add `teacher: {finetune" in capsys.readouterr().err
     with pytest.raises(ConfigError, match=r"teacher.finetune.*untrained classification "
                                           r"head.*distill/.*add `teacher: \{finetune"):
         Experiment(load_config(path)).run()
 
 
-def test_a_tap_the_teachers_family_lacks_is_named(tmp_path):
+def test_a_tap_the_teachers_family_lacks_is_named(tmp_path, capsys):
     source = families.write_tiny_preset("deberta_v3", tmp_path / "deberta")
     path = toy_config(tmp_path, source, method={"name": "tinybert",
                                                 "stages": ["task_intermediate"]},
                       teacher={"finetune": None})
+    assert main(["validate", path]) == 0  # the inputs alone are fine
+    assert main(["validate", "--build", path]) == 2
+    err = capsys.readouterr().err
+    assert "attention_scores/" in err and "(keras-hub family deberta_v3) has no" in err
     with pytest.raises(KdplugError, match=r"teacher tap 'attention_scores/\d'.*"
                                           r"\(keras-hub family deberta_v3\) has no "
                                           "attention"):

@@ -93,7 +93,11 @@ def test_stale_rerun_is_refused_identical_rerun_keeps_history_fresh_starts_over(
     run_dir = tmp_path / "runs" / "toy"
     assert main(["run", path, "--log-every", "2"]) == 0
     first = json.loads((run_dir / "metrics.json").read_text())
-    weights = (run_dir / "stages" / "01-distill.weights.h5").read_bytes()
+    # One copy of the student: the finished stage's weights are student.keras.
+    assert not (run_dir / "stages" / "01-distill.weights.h5").exists()
+    assert json.loads((run_dir / "stages" / "01-distill.weights.json").read_text()
+                      )["file"] == "student.keras"
+    weights = (run_dir / "student.keras").read_bytes()
     assert len(first["history"]["distill"]["loss"]) == 2
     # 44 training examples, batch 8: 6 steps per epoch, a record every 2
     steps = first["step_history"]["distill"]
@@ -110,6 +114,8 @@ def test_stale_rerun_is_refused_identical_rerun_keeps_history_fresh_starts_over(
     again = json.loads((run_dir / "metrics.json").read_text())
     assert again["history"] == first["history"]
     assert again["step_history"] == first["step_history"]
+    assert again["student"]["accuracy"] == first["student"]["accuracy"]
+    weights = (run_dir / "student.keras").read_bytes()  # saved again (its zip dates)
     assert (run_dir / "loss_curves.png").stat().st_size > 1000
     capsys.readouterr()
 
@@ -124,14 +130,13 @@ def test_stale_rerun_is_refused_identical_rerun_keeps_history_fresh_starts_over(
     assert "training.learning_rate: 0.003 -> 0.01" in err and "--fresh" in err
     assert "Traceback" not in err
     assert (run_dir / "config.yaml").read_text() == config_before
-    assert (run_dir / "stages" / "01-distill.weights.h5").read_bytes() == weights
+    assert (run_dir / "student.keras").read_bytes() == weights
 
     # --fresh moves the old run aside and trains with the new settings.
     assert main(["run", path, "--fresh"]) == 0
     old = [p for p in os.listdir(tmp_path / "runs") if p.startswith("toy.old-")]
     assert len(old) == 1
-    assert (tmp_path / "runs" / old[0] / "stages" / "01-distill.weights.h5"
-            ).read_bytes() == weights
-    assert (run_dir / "stages" / "01-distill.weights.h5").read_bytes() != weights
+    assert (tmp_path / "runs" / old[0] / "student.keras").read_bytes() == weights
+    assert (run_dir / "student.keras").read_bytes() != weights
     saved = yaml.safe_load((run_dir / "config.yaml").read_text())
     assert saved["training"]["learning_rate"] == 1e-2

@@ -1,0 +1,46 @@
+"""`kdplug validate --build` (`kdplug.run.preflight.check_build`): the
+teacher, student and stages built before any run, and what only they show.
+(The inputs alone: tests/config and tests/data; a tap the teacher's family
+lacks, an untrained head: tests/run/test_families_end_to_end.py.)"""
+
+from kdplug.cli import main
+from kdplug.config import load_config
+from kdplug.run.preflight import check_build
+from kdplug.testing.toy_config import write_toy_config
+
+
+def test_prints_every_stage_with_its_terms(tmp_path, capsys):
+    path = write_toy_config(tmp_path, {"name": "tinybert"},
+                            student={"kind": "truncated", "layers": [1]})
+    assert main(["validate", "--build", path]) == 0
+    out = capsys.readouterr().out
+    stages = [line for line in out.splitlines() if line.startswith("stage ")]
+    assert [line.split(":")[0] for line in stages] == [
+        "stage general", "stage task_intermediate", "stage task_prediction"]
+    assert "attention" in stages[1] and out.rstrip().endswith(f"{path}: OK")
+    assert check_build(load_config(path)) == stages
+
+
+def test_a_mapping_beyond_the_students_layers_fails(tmp_path, capsys):
+    path = write_toy_config(
+        tmp_path, {"name": "tinybert", "stages": ["task_intermediate"],
+                   "mapping": {"name": "custom", "pairs": [[2, 3]]}},
+        student={"kind": "truncated", "layers": [1]})
+    assert main(["validate", path]) == 0  # the config and inputs are fine
+    capsys.readouterr()
+    assert main(["validate", "--build", path]) == 2
+    err = capsys.readouterr().err
+    assert "student layer 3, which does not exist" in err
+
+
+def test_methods_with_their_own_runner_are_not_dry_built(tmp_path):
+    path = write_toy_config(tmp_path, {"name": "kd"})
+    config = load_config(path)
+    assert check_build(config)  # single-task: built
+    config.method.name = "mtdnn-ensemble"
+
+    class Manager:  # a method whose runner is its own
+        methods = {"mtdnn-ensemble": type("M", (), {
+            "__init__": lambda self, cfg: None, "runner": object()})}
+
+    assert check_build(config, Manager()) == []
