@@ -90,9 +90,12 @@ def build_parser():
     p = add("evaluate", help="measure a finished run's student (and teacher) on "
                              "a labelled file, with the run's metrics")
     p.add_argument("run_dir", metavar="RUN_DIR")
-    p.add_argument("--data", required=True, metavar="FILE",
-                   help="a labelled TSV / CSV / JSONL / Parquet file (or saved "
-                        "Dataset) with the run's columns and classes")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--data", metavar="FILE",
+                        help="a labelled TSV / CSV / JSONL / Parquet file (or saved "
+                             "Dataset) with the run's columns and classes")
+    source.add_argument("--split", choices=("train", "dev", "test"),
+                        help="a split of the run's own data, read as the run read it")
     p.add_argument("--model", choices=(*ROLES, "both"), default="student",
                    help="the model(s) measured (default student)")
     p.add_argument("--output", metavar="FILE", help="also write the metrics as JSON")
@@ -303,18 +306,22 @@ def cmd_evaluate(args):
     run = TrainedRun(args.run_dir, roles=wanted)
     if args.output:
         _check_output_file(args.output)
-    examples = run.read_labelled(args.data)
+    examples = (run.read_split(args.split) if args.split
+                else run.read_labelled(args.data))
+    where = f"its {args.split} split" if args.split else args.data
     metrics = run.evaluate(examples, batch_size=args.batch_size)
     names = run.metric_names()
     rows = [("metric", *wanted)] + [
         (name, *(f"{metrics[role][name]:.4f}" for role in wanted)) for name in names]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    print(f"{run.name}: {args.data} ({len(examples)} examples)")
+    print(f"{run.name}: {where} ({len(examples)} examples)")
     for row in rows:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
     if args.output:
         storage.write_json(args.output, {
-            "run": run.run_dir, "data": os.path.abspath(args.data),
+            "run": run.run_dir,
+            **({"split": args.split} if args.split
+               else {"data": os.path.abspath(args.data)}),
             "task": run.task.name, "examples": len(examples),
             "primary_metric": run.task.primary, **metrics})
         print(f"metrics: {args.output}")

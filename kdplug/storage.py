@@ -183,13 +183,17 @@ def dir_size(path):
 
 
 def tree_size(path):
-    """Bytes of a file, or of every file below a folder."""
+    """Bytes of a file, or of every file below a folder, each file once:
+    hard links to one file (a run's `export/student.keras` and its
+    `student.keras`) count once, as `du` counts them."""
     if os.path.isfile(path):
         return os.path.getsize(path)
-    return sum(
-        os.path.getsize(os.path.join(top, name))
-        for top, _, names in os.walk(path) for name in names
-    )
+    files = {}
+    for top, _, names in os.walk(path):
+        for name in names:
+            stat = os.stat(os.path.join(top, name))
+            files[(stat.st_dev, stat.st_ino)] = stat.st_size
+    return sum(files.values())
 
 
 def format_size(num_bytes):

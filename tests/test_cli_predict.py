@@ -133,6 +133,16 @@ def test_evaluate_both_models_gives_the_run_test_accuracy(toy_run, capsys, tmp_p
     for line, name in zip(lines[2:], ["accuracy", "f1_macro"]):
         assert line.split() == [name, *(f"{report[role]['metrics'][name]:.4f}"
                                         for role in ("student", "teacher"))]
+    # --split test: the run's own test split, read as the run read it
+    status, out, err = run_cli(["evaluate", toy_run["run_dir"], "--split", "test",
+                                "--output", str(output)], capsys)
+    assert status == 0, err
+    assert out.splitlines()[0] == f"toy: its test split ({toy_run['test_rows']} examples)"
+    written = json.loads(output.read_text())
+    assert written["split"] == "test" and "data" not in written
+    assert written["student"] == pytest.approx(report["student"]["metrics"], abs=1e-6)
+    status, _, err = run_cli(["evaluate", toy_run["run_dir"]], capsys)
+    assert status == 2 and "one of the arguments --data --split is required" in err
 
 
 def test_evaluate_unknown_class_names_the_file_row_and_value(toy_run, capsys, tmp_path):

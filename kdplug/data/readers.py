@@ -543,7 +543,9 @@ def _number(raw, cfg, at):
 
 
 def _tfds_parts(cfg):
-    """The splits of a TensorFlow Datasets dataset, e.g. `tfds:glue/sst2`.
+    """The splits of a TensorFlow Datasets dataset, e.g. `tfds:glue/sst2`,
+    with the class names of a `ClassLabel` label column (`glue/sst2`:
+    negative, positive), as a `datasets` `ClassLabel` column gives them.
 
     Needs the dataset prepared locally (or network access to prepare it);
     tests use `tfds.testing.mock_data`.
@@ -557,14 +559,17 @@ def _tfds_parts(cfg):
             parts[key] = None
             continue
         try:
-            ds = tfds.load(name, split=split)
+            ds, info = tfds.load(name, split=split, with_info=True)
         except Exception as e:  # tfds raises many types; report them as one
             raise DataError(f"{cfg.path}: cannot load split {split!r}: {e}") from None
         rows = [
             (i, {k: _decode(v) for k, v in ex.items()})
             for i, ex in enumerate(tfds.as_numpy(ds))
         ]
-        parts[key] = tables.Table(cfg.path, rows)
+        features = info.features
+        label = features[cfg.label_column] if cfg.label_column in features.keys() else None
+        names = list(label.names) if isinstance(label, tfds.features.ClassLabel) else None
+        parts[key] = tables.Table(cfg.path, rows, names)
     return parts
 
 

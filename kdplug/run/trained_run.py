@@ -13,6 +13,8 @@ from kdplug.run.runner import STUDENT_FILE
 from kdplug.run.teacher_setup import EVAL_BATCH_SIZE
 
 ROLES = ("student", "teacher")
+# `kdplug evaluate --split` names -> the keys of `read_splits`
+SPLIT_KEYS = {"train": "train", "dev": "validation", "test": "test"}
 
 
 class TrainedRun:
@@ -184,6 +186,31 @@ class TrainedRun:
         splits = Splits({"test": examples}, label_map)
         self.task.prepare(splits, self.models.encoder)
         return splits["test"]
+
+    def read_split(self, name):
+        """One split of the run's own data (`train`, `dev` or `test`), read
+        as the run read it: its data config, columns, class names and seed
+        (so `dev` carved out of `train` is the same rows).
+
+        Examples:
+
+        ```python
+        run.evaluate(run.read_split("test"))  # the run's test metrics again
+        ```
+        """
+        from kdplug.data.readers import Splits
+        from kdplug.data.readers import describe_sources
+        from kdplug.data.readers import read_splits
+
+        key = SPLIT_KEYS[name]
+        splits = read_splits(self.config.data, self.config.resolve_path,
+                             label_kind=self.task.label_kind, seed=self.config.seed)
+        if splits[key] is None:
+            raise KdplugError(f"--split {name}: run {self.name!r} has no {name} split "
+                              f"(its data: {describe_sources(self.config.data)})")
+        part = Splits({"test": splits[key]}, splits.label_map)
+        self.task.prepare(part, self.models.encoder)
+        return part["test"]
 
     def metric_names(self):
         """The metrics the run reports: the task's primary, then

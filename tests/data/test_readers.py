@@ -98,6 +98,8 @@ def test_tfds_datasets_read_offline_with_mock_data():
     assert len(splits["train"]) == 12
     assert all(isinstance(t, str) and t for t in splits["train"].texts)
     assert set(np.unique(splits["train"].labels)) <= {0, 1}
+    # the label column is a ClassLabel: its names name the classes
+    assert splits.label_map.names == ["negative", "positive"]
 
 
 def test_max_train_examples_is_a_seeded_stratified_sample(tmp_path):
