@@ -116,8 +116,10 @@ def check_build(config, plugin_manager=None):
     teacher's weights as loaded, nothing trained), so that what only real
     models show fails here, not minutes into a run: a tap the teacher's
     family cannot give (DeBERTaV3 has no attention maps) or an untrained
-    head without `teacher.finetune` (`check_teacher_serves`), a layer
-    mapping to a layer the student lacks, a student the task cannot use.
+    head without `teacher.finetune`, a layer mapping to a layer the student
+    lacks, a student the task cannot use, schedules or early stopping naming
+    a stage or term that is not there (`check_teacher` and
+    `kdplug.run.single_task.build_stages`, the run's own checks).
 
     Methods with their own runner (several tasks or teachers, seq2seq)
     build in that runner and are not dry-built here.
@@ -132,9 +134,10 @@ def check_build(config, plugin_manager=None):
     from kdplug.plugin.manager import get_plugin_manager
     from kdplug.plugin.student_kind import PretrainedWeights
     from kdplug.run.single_task import SingleTaskRunner
+    from kdplug.run.single_task import build_stages
     from kdplug.tasks import TASKS
     from kdplug.tasks import get_task
-    from kdplug.teacher.loading import check_teacher_serves
+    from kdplug.teacher.loading import check_teacher
     from kdplug.teacher.loading import load_teacher
 
     plugin_manager = plugin_manager or get_plugin_manager()
@@ -142,15 +145,13 @@ def check_build(config, plugin_manager=None):
     if method.runner is not SingleTaskRunner or config.task not in TASKS:
         return []
     method.task = get_task(config.task)
-    outputs = method.task.num_outputs(config.data)
-    teacher, _, _ = load_teacher(config.teacher, outputs, config.resolve_path,
-                                 **method.task.head_options())
+    teacher, tokenizer, _ = load_teacher(
+        config.teacher, method.task.num_outputs(config.data), config.resolve_path,
+        **method.task.head_options())
+    check_teacher(teacher, tokenizer, config)  # as `TeacherSetup.load` does
     kind = plugin_manager.students.get(config.student.name)(config.student_config)
     if kind.needs_pretrained_weights:
         kind.pretrained_weights = PretrainedWeights(teacher)
-    student = method.build_student(teacher, kind, outputs)
-    method.task.check_student(student, config.student.name)
-    stages = method.stages(teacher, student)
-    check_teacher_serves(teacher, config, stages)
+    _, stages = build_stages(method, teacher, kind, config)
     return [f"stage {stage.name}: {', '.join(term.name for term in stage.terms)}"
             for stage in stages]

@@ -73,13 +73,8 @@ class SingleTaskRunner(Runner):
                     train, steps, seed=cfg.seed,
                     cache=bool(cfg.cache and cfg.cache.transfer_set))
         with ctx.strategy.scope():
-            student = method.build_student(teacher, kind, self.task.num_outputs(cfg.data))
-            self.task.check_student(student, cfg.student.name)
-            stages = method.stages(teacher, student)
+            student, stages = build_stages(method, teacher, kind, cfg)
         kind.pretrained_weights = None  # drop the host copy (init: pretrained)
-        check_teacher_serves(teacher, cfg, stages)
-        check_schedules(cfg.training.schedules, stages, cfg.file)
-        check_early_stopping(cfg.training.early_stopping, stages, cfg.file)
         # A siamese student on WordPiece ids reads each sentence on its own.
         encoder = TeacherSetup(ctx).encoder(tokenizer, needs_pair_inputs(student))
         outputs, cache_info = self.teacher_outputs(teacher, encoder, train, stages)
@@ -341,3 +336,21 @@ class SingleTaskRunner(Runner):
             "batches, each cut to its longest sentence (multiples of %d)",
             section.window, section.multiple)
         return LengthBuckets(section.window, section.multiple)
+
+
+def build_stages(method, teacher, student_kind, config):
+    """`(student, stages)`: the method's student of `student_kind` and its
+    stages for `teacher`, checked as every run checks them before its first
+    step (and `kdplug validate --build` before any run): the student fits
+    the task, the teacher serves every tap the terms read (a tap its family
+    lacks, an untrained head without `teacher.finetune`), and the
+    `training.schedules` and `training.early_stopping` name real stages and
+    terms. Raises `KdplugError`s naming the config field."""
+    student = method.build_student(teacher, student_kind,
+                                   method.task.num_outputs(config.data))
+    method.task.check_student(student, config.student.name)
+    stages = method.stages(teacher, student)
+    check_teacher_serves(teacher, config, stages)
+    check_schedules(config.training.schedules, stages, config.file)
+    check_early_stopping(config.training.early_stopping, stages, config.file)
+    return student, stages

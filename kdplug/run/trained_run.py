@@ -13,8 +13,6 @@ from kdplug.run.runner import STUDENT_FILE
 from kdplug.run.teacher_setup import EVAL_BATCH_SIZE
 
 ROLES = ("student", "teacher")
-# `kdplug evaluate --split` names -> the keys of `read_splits`
-SPLIT_KEYS = {"train": "train", "dev": "validation", "test": "test"}
 
 
 class TrainedRun:
@@ -198,11 +196,12 @@ class TrainedRun:
         run.evaluate(run.read_split("test"))  # the run's test metrics again
         ```
         """
+        from kdplug.config.sections import DataConfig
         from kdplug.data.readers import Splits
         from kdplug.data.readers import describe_sources
         from kdplug.data.readers import read_splits
 
-        key = SPLIT_KEYS[name]
+        key = DataConfig.SPLIT_FILES[name]
         splits = read_splits(self.config.data, self.config.resolve_path,
                              label_kind=self.task.label_kind, seed=self.config.seed)
         if splits[key] is None:

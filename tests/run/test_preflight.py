@@ -44,3 +44,14 @@ def test_methods_with_their_own_runner_are_not_dry_built(tmp_path):
             "__init__": lambda self, cfg: None, "runner": object()})}
 
     assert check_build(config, Manager()) == []
+
+
+def test_early_stopping_naming_a_missing_stage_fails_with_the_run_check(tmp_path, capsys):
+    path = write_toy_config(tmp_path, {"name": "kd"},
+                            training={"early_stopping": {"stages": ["distil"]}})
+    assert main(["validate", path]) == 0  # needs the method's stages to see
+    capsys.readouterr()
+    assert main(["validate", "--build", path]) == 2
+    err = capsys.readouterr().err
+    assert "training.early_stopping.stages[0]" in err and "no stage 'distil'" in err
+

@@ -169,12 +169,12 @@ def shared_teacher(_shared_teacher, monkeypatch):
     return _shared_teacher
 
 
-def run_toy(folder, pipeline, kdplug_log, shared, strategy="default"):
+def run_toy(folder, pipeline, kdplug_log, shared):
     path = write_toy_config(
         folder, {"name": "kd", "temperature": 2.0, "alpha": 0.5}, data=shared["data"],
         teacher={**shared["teacher"], "pipeline": pipeline,
                  "finetune": {"epochs": 2, "batch_size": 16, "learning_rate": 3e-3}},
-        training={"strategy": strategy, "epochs": 2}, export=False)
+        training={"epochs": 2}, export=False)
     report = Experiment(load_config(path)).run()
     assert any("teacher pipeline: bfloat16" in line for line in kdplug_log()) == bool(pipeline)
     return report
