@@ -19,6 +19,7 @@ from kdplug.storage import fingerprint_path
 from kdplug.teacher.cache_admin import TEACHER_INFO as INFO
 from kdplug.teacher.cache_admin import TEACHER_WEIGHTS as WEIGHTS
 from kdplug.teacher.objectives import ClassificationObjective
+from kdplug.training.build_state import build_training_state
 from kdplug.training.callbacks.keep_best_epoch import KeepBestEpoch
 from kdplug.training.callbacks.validation_metrics import ValidationMetrics
 from kdplug.training.callbacks.stop_on_nan import StopOnNaN
@@ -120,6 +121,7 @@ class TeacherFinetuner:
             metrics=self.objective.metrics() or None,
             jit_compile=jit_compile,
         )
+        build_training_state(teacher, train_ds)  # the train step traced once
         best = self._early_stopping(val_ds)
         log.info("teacher: fine-tuning (%s) for %s%d epoch(s), %d steps",
                  self.objective.name, "at most " if best else "", ft.epochs, steps)

@@ -42,9 +42,11 @@ def write_toy_config(folder, method, num_examples=240, num_layers=2,
     # backbone's new head would be an error); its head is random.
     as_is = "finetune" in sections.get("teacher", {}) and (
         sections["teacher"]["finetune"] is None)
-    preset = write_tiny_preset(os.path.join(folder, "teacher"), num_layers=num_layers,
-                               classifier=as_is)
-    data = write_toy_tsv(os.path.join(folder, "toy.tsv"), num_examples=num_examples)
+    # Written only when the sections do not name their own.
+    preset = sections.get("teacher", {}).get("source") or write_tiny_preset(
+        os.path.join(folder, "teacher"), num_layers=num_layers, classifier=as_is)
+    data = sections.get("data", {}).get("path") or write_toy_tsv(
+        os.path.join(folder, "toy.tsv"), num_examples=num_examples)
     doc = {
         "name": "toy",
         "output_dir": os.path.join(folder, "runs", "{name}"),

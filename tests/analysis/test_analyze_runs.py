@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from kdplug import storage
+from kdplug import testing
 from kdplug.cli import main
 from kdplug.config import load_config
 from kdplug.run import Experiment
@@ -34,16 +35,19 @@ def _toy_cache(toy_runs, monkeypatch):
 
 
 def _train(folder):
+    # One teacher preset: the second run loads the teacher the first one
+    # fine-tuned (same preset, same data content, one cache).
+    teacher = {"source": testing.write_tiny_preset(folder / "teacher", num_layers=2)}
     kd_config = write_toy_config(
         folder / "kd", {"name": "kd", "temperature": 2.0, "alpha": 0.5},
-        num_examples=200, num_layers=2, export=False, name="toy-kd",
+        num_examples=200, teacher=teacher, export=False, name="toy-kd",
         training={"epochs": 1},
         student={"kind": "truncated", "layers": [1]},
         analysis={"probing": PROBING, "behaviour": {"top_n": 3}})
     kd = Experiment(load_config(kd_config)).run()
     lstm_config = write_toy_config(
         folder / "lstm", {"name": "bilstm", "alpha": 0.5}, num_examples=200,
-        num_layers=2, export=False, name="toy-lstm", training={"epochs": 1},
+        teacher=teacher, export=False, name="toy-lstm", training={"epochs": 1},
         student={"kind": "bilstm", "embedding_dim": 8, "lstm_units": 8,
                  "hidden_dim": 16})
     # A data path relative to the config file, as users write them: the

@@ -2,8 +2,12 @@
 
 import os
 
+import keras
 import pytest
 from conftest import OTHER_SECTIONS
+
+from kdplug import testing
+from kdplug_plugins.fastbert.early_exit_classifier import EarlyExitBertClassifier
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -14,6 +18,9 @@ def bench(bench_script):
 
 
 def test_smoke_run_writes_png_and_section(bench, tmp_path, results_docs):
+    """The smoke run is also fastbert's `kdplug run` end to end: the
+    student's backbone and final classifier are the fine-tuned teacher's
+    (frozen), and the saved student exits early."""
     docs = results_docs
     out = bench.run(bench.parse_args([
         "--smoke", "--output-dir", str(tmp_path / "run"), "--docs", str(docs)]))
@@ -25,6 +32,13 @@ def test_smoke_run_writes_png_and_section(bench, tmp_path, results_docs):
     loss = out["report"]["history"]["self_distill"]["loss"]
     assert len(loss) == 1  # one self-distillation epoch
     assert "export" not in out["report"]
+    report = out["report"]
+    assert report["student"]["accuracy"] == pytest.approx(report["teacher"]["accuracy"])
+    saved = keras.saving.load_model(str(tmp_path / "run" / "student.keras"))
+    assert isinstance(saved, EarlyExitBertClassifier)
+    x, _ = testing.toy_batch(4, vocabulary_size=20)
+    logits, exits = saved.predict_adaptive(x, 0.0)  # speed 0: every layer
+    assert logits.shape == (4, 2) and exits.tolist() == [3, 3, 3, 3]
     with open(docs / "img" / "fastbert_curve.png", "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
     text = (docs / "results.md").read_text()

@@ -1,6 +1,6 @@
 """`TrainedRun`'s folder checks and what `kdplug predict` / `evaluate` read
 (`kdplug.run.run_inputs`), without a trained run: every test here is
-cheap. The commands on a real toy run: tests/test_cli_predict.py."""
+cheap. The commands on a real toy run: tests/run/test_finished_run.py."""
 
 import numpy as np
 import pytest

@@ -2,20 +2,15 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-import yaml
 
 from kdplug import Distiller
 from kdplug import testing
-from kdplug.config import load_config
 from kdplug.errors import KdplugError
-from kdplug.run.experiment import Experiment
 from kdplug.teacher.pipeline import TeacherPipeline
 from kdplug.teacher.pipeline import best_inference_dtype
 from kdplug.teacher.pipeline import trim_to_longest
 from kdplug.terms import HardLabelCrossEntropy
 from kdplug.terms import SoftTargetCrossEntropy
-from kdplug.testing.toy_config import shared_toy_teacher
-from kdplug.testing.toy_config import write_toy_config
 from kdplug.training.distribution import mirrored_strategy
 
 
@@ -62,28 +57,33 @@ def test_float32_outputs_equal_the_teacher_and_trimming_changes_nothing(teacher)
                                    pipeline.outputs(x0)["logits"], atol=1e-5)
 
 
-@pytest.mark.parametrize("batch", [8, 5, 3, 1])
-def test_length_chunks_give_the_batch_outputs_in_its_order(teacher, batch):
+def test_length_chunks_give_the_batch_outputs_in_its_order(teacher):
+    """Batches of 8, 5, 3 and 1 rows, lengths 3..31 shuffled, through one
+    pipeline per chunk count (each traced once for every batch size)."""
     names = ["cls/1", "logits"]
-    x, _ = testing.toy_arrays(num_examples=batch, sequence_length=32, seed=batch)
-    x["padding_mask"][:] = 0
-    lengths = np.linspace(3, 31, batch).astype(int)
-    for i, length in enumerate(np.random.default_rng(batch).permutation(lengths)):
-        x["padding_mask"][i, :length] = 1  # lengths 3..31, shuffled
-    ref = teacher.taps(x, names)
-    for chunks in (1, 2, 4):
-        pipeline = TeacherPipeline(teacher, names, dtype="float32", length_chunks=chunks)
-        seen = []
-        forward = pipeline._forward
-        pipeline._forward = lambda inputs: (seen.append(inputs["token_ids"].shape),
-                                            forward(inputs))[1]
-        out = pipeline.outputs(x)
-        for name in names:
-            np.testing.assert_allclose(out[name], ref[name], atol=1e-5)
-        assert len(seen) == chunks
-        assert sum(shape[0] for shape in seen) == max(batch, chunks)  # empty: one row
-        if chunks > 1 and batch >= chunks:  # the shortest examples' chunk is cut shorter
-            assert seen[0][1] < seen[-1][1]
+    # without XLA, which would compile every chunk's shape
+    pipelines = {chunks: TeacherPipeline(teacher, names, dtype="float32", jit_compile=False,
+                                         length_chunks=chunks) for chunks in (1, 2, 4)}
+    for batch in (8, 5, 3, 1):
+        x, _ = testing.toy_arrays(num_examples=batch, sequence_length=32, seed=batch)
+        x["padding_mask"][:] = 0
+        lengths = np.linspace(3, 31, batch).astype(int)
+        for i, length in enumerate(np.random.default_rng(batch).permutation(lengths)):
+            x["padding_mask"][i, :length] = 1
+        ref = teacher.taps(x, names)
+        for chunks, pipeline in pipelines.items():
+            seen = []
+            forward = pipeline._forward
+            pipeline._forward = lambda inputs: (seen.append(inputs["token_ids"].shape),
+                                                forward(inputs))[1]
+            out = pipeline.outputs(x)
+            pipeline._forward = forward
+            for name in names:
+                np.testing.assert_allclose(out[name], ref[name], atol=1e-5)
+            assert len(seen) == chunks, (batch, chunks)
+            assert sum(shape[0] for shape in seen) == max(batch, chunks)  # empty: one row
+            if chunks > 1 and batch >= chunks:  # the shortest examples' chunk is cut shorter
+                assert seen[0][1] < seen[-1][1], (batch, chunks)
 
 
 def test_sequence_taps_are_not_trimmed_and_bfloat16_is_close(teacher):
@@ -153,49 +153,7 @@ def test_errors(teacher, cpu_devices):
     assert pipeline(cached) is cached
 
 
-@pytest.fixture(scope="module")
-def _shared_teacher(tmp_path_factory):
-    return shared_toy_teacher(tmp_path_factory.mktemp("pipeline-teacher"), num_examples=240)
-
-
-@pytest.fixture
-def shared_teacher(_shared_teacher, monkeypatch):
-    """One toy teacher preset, data file and kdplug cache for this module's
-    toy runs (conftest gives every test an empty cache; the fine-tuning key
-    hashes the preset's bytes, which differ each time one is written, and
-    the data's path): the teacher is fine-tuned once, and the other runs
-    load it (as a re-run does)."""
-    monkeypatch.setenv("KDPLUG_CACHE_DIR", str(_shared_teacher["cache"]))
-    return _shared_teacher
-
-
-def run_toy(folder, pipeline, kdplug_log, shared):
-    path = write_toy_config(
-        folder, {"name": "kd", "temperature": 2.0, "alpha": 0.5}, data=shared["data"],
-        teacher={**shared["teacher"], "pipeline": pipeline,
-                 "finetune": {"epochs": 2, "batch_size": 16, "learning_rate": 3e-3}},
-        training={"epochs": 2}, export=False)
-    report = Experiment(load_config(path)).run()
-    assert any("teacher pipeline: bfloat16" in line for line in kdplug_log()) == bool(pipeline)
-    return report
-
-
-@pytest.mark.slow
-def test_kdplug_run_with_the_teacher_in_the_pipeline(tmp_path, kdplug_log,
-                                                     shared_teacher):
-    in_step = run_toy(tmp_path / "in_step", False, kdplug_log, shared_teacher)
-    piped = run_toy(tmp_path / "pipeline", {"dtype": "bfloat16"}, kdplug_log,
-                    shared_teacher)
-    history = piped["history"]["distill"]
-    assert history["loss"][-1] < history["loss"][0]
-    # The bfloat16 teacher's soft targets move the run only by rounding.
-    np.testing.assert_allclose(history["loss"], in_step["history"]["distill"]["loss"],
-                               rtol=0.02)
-    assert abs(piped["student"]["accuracy"] - in_step["student"]["accuracy"]) <= 0.05
-    saved = yaml.safe_load(open(tmp_path / "pipeline" / "runs" / "toy" / "config.yaml"))
-    assert saved["teacher"]["pipeline"] == {"dtype": "bfloat16", "trim_padding": True,
-                                            "length_chunks": 4, "jit_compile": None}
-
-
-# Under MirroredStrategy (with XLA and the custom loop): tests/training/
-# test_strategy_parity.py::test_kdplug_run_mirrored_with_xla.
+# `kdplug run` with `teacher.pipeline` (bfloat16, under MirroredStrategy, XLA and
+# the custom loop): tests/training/test_strategy_parity.py::
+# test_kdplug_run_mirrored_with_xla; the pipeline equals the online teacher in
+# training: test_training_with_the_pipeline_equals_the_online_teacher above.

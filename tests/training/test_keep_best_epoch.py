@@ -1,6 +1,6 @@
 """`KeepBestEpoch`: the best epoch by hand-picked values, restored, resumed,
 and early stopping end to end (a toy `kdplug run` and teacher fine-tuning:
-tests/run/test_evaluation_metrics.py, which shares that run)."""
+tests/run/test_finished_run.py, which shares that run)."""
 
 import math
 
@@ -114,4 +114,4 @@ def test_a_monitor_the_stage_does_not_log_names_what_it_logs(tmp_path):
 
 # The early-stopping end-to-end run (a toy `kdplug run` whose student and
 # teacher keep their best epochs) is shared with the evaluation-metrics checks:
-# tests/run/test_evaluation_metrics.py::test_early_stopping_run_keeps_the_best_epoch_and_reports_it
+# tests/run/test_finished_run.py::test_early_stopping_keeps_the_best_epoch_and_reports_it

@@ -14,13 +14,10 @@ import tensorflow as tf
 from kdplug import Distiller
 from kdplug import testing
 from kdplug.config import config_from_dict
-from kdplug.config import load_config
 from kdplug.errors import ConfigError
-from kdplug.run.experiment import Experiment
 from kdplug.terms import CosineHidden
 from kdplug.terms import HardLabelCrossEntropy
 from kdplug.terms import SoftTargetCrossEntropy
-from kdplug.testing.toy_config import write_toy_config
 from kdplug.training.distribution import mirrored_strategy
 from kdplug.training.distribution import precision_policy
 from kdplug.training.optimizers import make_optimizer
@@ -73,7 +70,7 @@ def float32_losses():
     ("mixed_float16", False),
     ("mixed_float16", True),
     ("mixed_bfloat16", False),
-    ("mixed_bfloat16", True),
+    # mixed_bfloat16 with XLA: the mirrored XLA run in test_strategy_parity.py
 ])
 def test_losses_match_float32(policy, jit_compile, float32_losses):
     losses, distiller = train(policy, jit_compile)
@@ -116,21 +113,10 @@ def test_config_field():
         config_from_dict({**base, "training": {"mixed_precision": "float16"}})
 
 
-@pytest.mark.slow
-def test_kdplug_run_under_mixed_bfloat16(tmp_path):
-    """The switch end to end: teacher, student and terms under the policy,
-    the policy restored afterwards."""
-    path = write_toy_config(
-        tmp_path, {"name": "kd"}, num_examples=160, teacher={"finetune": None},
-        student={"kind": "truncated", "layers": [1]},
-        training={"epochs": 1, "mixed_precision": "mixed_bfloat16",
-                  "jit_compile": True},
-        export=False)
-    report = Experiment(load_config(path)).run()
-    assert keras.config.dtype_policy().name == "float32"
-    assert np.isfinite(report["history"]["distill"]["loss"]).all()
-    saved = keras.saving.load_model(str(tmp_path / "runs" / "toy" / "student.keras"))
-    assert saved.dtype_policy.name == "mixed_bfloat16"
+# `kdplug run` under `training.mixed_precision: mixed_bfloat16` (teacher, student
+# and terms under the policy, the policy restored afterwards, the saved
+# student's policy): tests/training/test_strategy_parity.py::
+# test_kdplug_run_mirrored_with_xla.
 
 
 @pytest.mark.slow

@@ -31,6 +31,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+import yaml
 
 from kdplug import Distiller
 from kdplug import testing
@@ -142,8 +143,11 @@ def train(case, strategy, optimizer=sgd):
     return logs, [w.numpy() for w in student.weights]
 
 
+# `kd` alone: its clipped runs below (`test_clipping_is_global`) and the
+# Distiller's own parity test (tests/training/test_distiller.py).
 @pytest.mark.parametrize("case", [
-    pytest.param(c, marks=pytest.mark.slow) if c in SLOW else c for c in CASES
+    pytest.param(c, marks=pytest.mark.slow) if c in SLOW else c
+    for c in CASES if c != "kd"
 ])
 def test_mirrored_matches_one_device(case, cpu_devices):
     one_logs, one_weights = train(case, tf.distribute.OneDeviceStrategy(cpu_devices[0]))
@@ -212,18 +216,26 @@ def test_clipping_is_global(clipping, cpu_devices, monkeypatch):
 
 @pytest.mark.slow
 def test_kdplug_run_mirrored_with_xla(tmp_path, cpu_devices, kdplug_log):
-    """`strategy: mirrored` + `jit_compile: true` (two logical CPUs here):
-    Keras' fit cannot XLA-compile a multi-replica step, so the stages run in
-    the custom loop; the teacher is fine-tuned with fit, without XLA. The
-    teacher runs in the input pipeline (`teacher.pipeline`): its copy's
-    plain variables are read by the pipeline of a run whose student and
-    teacher live in a mirrored scope."""
+    """One `kdplug run` for the run-level switches of speed and precision
+    (each is a toy run of its own otherwise):
+
+    - `strategy: mirrored` + `jit_compile: true` (two logical CPUs here):
+      Keras' fit cannot XLA-compile a multi-replica step, so the stages run
+      in the custom loop; the teacher is fine-tuned with fit, without XLA.
+    - `teacher.pipeline`: the teacher runs in the input pipeline, its copy's
+      plain variables read by the pipeline of a run whose student and
+      teacher live in a mirrored scope.
+    - `mixed_precision: mixed_bfloat16`: teacher, student and terms under
+      the policy, the global policy restored afterwards, the saved student
+      keeps its policy.
+    """
     # teacher fine-tuned 1 epoch, 2 epochs of distillation (the defaults)
     path = write_toy_config(
         tmp_path, {"name": "kd"}, num_examples=160,
         student={"kind": "truncated", "layers": [1]},
         teacher={"pipeline": {"dtype": "bfloat16"}},
-        training={"strategy": "mirrored", "jit_compile": True}, export=False)
+        training={"strategy": "mirrored", "jit_compile": True,
+                  "mixed_precision": "mixed_bfloat16"}, export=False)
     report = Experiment(load_config(path)).run()
     assert len(cpu_devices) == 2
     assert "strategy: MirroredStrategy, 2 replicas" in kdplug_log()
@@ -232,3 +244,10 @@ def test_kdplug_run_mirrored_with_xla(tmp_path, cpu_devices, kdplug_log):
     assert len(loss) == 2 and np.isfinite(loss).all() and loss[-1] < loss[0]
     steps = 112 // 16  # 70% of 160 examples
     assert f"stage distill: done, {2 * steps} optimizer steps" in kdplug_log()
+    run_dir = tmp_path / "runs" / "toy"
+    saved = yaml.safe_load((run_dir / "config.yaml").read_text())
+    assert saved["teacher"]["pipeline"] == {"dtype": "bfloat16", "trim_padding": True,
+                                            "length_chunks": 4, "jit_compile": None}
+    assert keras.config.dtype_policy().name == "float32"
+    student = keras.saving.load_model(str(run_dir / "student.keras"))
+    assert student.dtype_policy.name == "mixed_bfloat16"

@@ -10,7 +10,6 @@ from kdplug import testing
 from kdplug.config import load_config
 from kdplug.errors import KdplugError
 from kdplug.plugin.manager import PluginManager
-from kdplug.testing.toy_config import write_toy_config
 from kdplug_plugins.fastbert.early_exit_classifier import EarlyExitBertClassifier
 from kdplug_plugins.fastbert.fastbert_method import FastBERTMethod
 from kdplug_plugins.fastbert.speed_curve import fastbert_curve
@@ -173,26 +172,6 @@ def test_speed_curve_at_several_batch_sizes(spread_student, tmp_path):
     assert table.splitlines()[2].endswith("| 1.00x |")
 
 
-@pytest.mark.slow
-def test_kdplug_run_end_to_end(tmp_path):
-    from kdplug.run.experiment import Experiment
-
-    # one export format: the early-exit exports are test_early_exit_classifier's
-    path = write_toy_config(tmp_path, {"name": "fastbert", "branch_dim": 8},
-                            num_examples=160,
-                            export={"formats": ["keras"], "latency_batch_sizes": [1]})
-    report = Experiment(load_config(path)).run()
-    loss = report["history"]["self_distill"]["loss"]
-    assert loss[-1] < loss[0]
-    curve = report["method_evaluation"]["fastbert_curve"]
-    assert os.path.isfile(curve["paths"]["png"])
-    avg_layers = [row["avg_layers"] for row in curve["rows"]]
-    assert avg_layers == sorted(avg_layers, reverse=True)
-    # The backbone and final classifier are the fine-tuned teacher's, frozen.
-    assert report["student"]["accuracy"] == pytest.approx(
-        report["teacher"]["accuracy"])
-    saved = keras.saving.load_model(str(tmp_path / "runs" / "toy" / "student.keras"))
-    assert isinstance(saved, EarlyExitBertClassifier)
-    x, _ = testing.toy_batch(4, vocabulary_size=20)
-    logits, layers = saved.predict_adaptive(x, 0.0)
-    assert logits.shape == (4, 2) and layers.tolist() == [2, 2, 2, 2]
+# `kdplug run` with fastbert end to end (fine-tuned teacher, self-distillation,
+# the speed curve, the saved early-exit student): bench/fastbert.py's smoke run,
+# tests/bench/test_bench_fastbert.py.
