@@ -13,11 +13,13 @@ time_ms(lambda: predict(batch), runs=20)
 
 import statistics
 import time
+import weakref
 
 import numpy as np
 import tensorflow as tf
 
 LATENCY_RUNS = 30
+_FORWARDS = weakref.WeakKeyDictionary()  # model -> {(tap, jit): tf.function}
 
 
 def count_params(model):
@@ -55,16 +57,30 @@ def predict_outputs(model, dataset, tap=None, jit_compile=False):
     Returns:
         `(outputs, labels)` as numpy arrays, in dataset order.
     """
-    if tap is None:
-        fn = lambda x: model(x, training=False)  # noqa: E731
-    else:
-        fn = lambda x: model.taps(x, [tap], training=False)[tap]  # noqa: E731
-    forward = tf.function(fn, jit_compile=jit_compile, reduce_retracing=True)
+    forward = _forward(model, tap, jit_compile)
     outputs, labels = [], []
     for x, y in dataset:
         outputs.append(np.asarray(forward(x), dtype="float32"))
         labels.append(np.asarray(y))
     return np.concatenate(outputs), np.concatenate(labels)
+
+
+def _forward(model, tap, jit_compile):
+    """`model`'s traced forward pass, one per model, tap and XLA setting
+    while the model lives: a model measured several times in a run (the
+    teacher after its fine-tuning and again on the test split) is traced
+    and XLA-compiled once. The function reads the model through a weak
+    reference, so the cache does not keep the model alive."""
+    cache = _FORWARDS.setdefault(model, {})
+    key = (tap, bool(jit_compile))
+    if key not in cache:
+        ref = weakref.ref(model)
+        if tap is None:
+            fn = lambda x: ref()(x, training=False)  # noqa: E731
+        else:
+            fn = lambda x: ref().taps(x, [tap], training=False)[tap]  # noqa: E731
+        cache[key] = tf.function(fn, jit_compile=jit_compile, reduce_retracing=True)
+    return cache[key]
 
 
 def accuracy(model, dataset):

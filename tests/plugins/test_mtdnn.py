@@ -360,56 +360,25 @@ def run(path, **overrides):
     return Experiment(cfg, plugin_manager=pm).run()
 
 
-def test_experiment_end_to_end(tmp_path, shared_teacher):
-    # One teacher (K=1) and a task without one, to stay fast; the slow test
-    # below runs two members per task and a regression teacher, and
-    # tests/bench/test_bench_mtdnn.py's smoke run the baselines.
-    path = toy_mtdnn_config(tmp_path, THREE_TASKS[:1] + [
-        {"name": "toy_score", "type": "regression", "label_column": "score",
-         "teacher": False}], ensemble_size=1, batch_size=8,
-        shared=shared_teacher)
-    with open(path) as f:  # a classification metric beyond the defaults
+@pytest.mark.slow
+def test_experiment_ensembles_regression_teacher_and_resumes(tmp_path, shared_teacher,
+                                                            kdplug_log):
+    """The whole method in one run (each toy run costs about 30 s): two
+    teachers per task, a regression task with a teacher, a task without one
+    from a second file, a classification metric beyond the defaults; then
+    an identical re-run. (The baselines: tests/bench/test_bench_mtdnn.py's
+    smoke run.)"""
+    path = toy_mtdnn_config(tmp_path, shared=shared_teacher)
+    with open(path) as f:
         doc = yaml.safe_load(f)
     doc["evaluation"] = {"metrics": ["accuracy", "f1_macro"]}
     with open(path, "w") as f:
         yaml.safe_dump(doc, f)
     report = run(path)
-    assert list(report["tasks"]) == ["toy_sentiment", "toy_score"]
-    probs = [t["sampling_probability"] for t in report["tasks"].values()]
-    np.testing.assert_allclose(probs, [0.5, 0.5])  # proportional, 112 each
-    assert list(report["teacher"]["tasks"]) == ["toy_sentiment"]
-    kd = report["variants"]["multi_task_kd"]
-    assert set(kd["toy_sentiment"]) == {"accuracy", "f1_macro", "examples"}
-    assert "f1_macro" in report["teacher"]["tasks"]["toy_sentiment"]["test_metrics"]
-    assert {"pearson", "spearman", "mse"} <= set(kd["toy_score"])
-    assert kd["toy_sentiment"]["examples"] == 24
-    assert report["teacher"]["tasks"]["toy_sentiment"]["test_metrics"]["accuracy"] > 0.6
-    hist = report["history"]["multi_task_kd"]
-    assert len(hist["soft"]) == 3
-    # The soft cross-entropy cannot fall below the targets' entropy (about
-    # 0.25 here, the teacher being ~80% right), so it falls by less than the
-    # hard loss.
-    assert hist["soft"][-1] < 0.95 * hist["soft"][0], hist["soft"]
-    assert hist["hard"][-1] < 0.8 * hist["hard"][0], hist["hard"]
-    assert hist["val_soft"] == [0.0] * 3  # teacher targets: training split only
-    run_dir = os.path.join(str(tmp_path), "runs", "toy")
-    with open(os.path.join(run_dir, "metrics.json")) as f:
-        saved = json.load(f)
-    assert saved["student"]["tasks"] == kd
-    assert saved["student"]["accuracy"] == kd["toy_sentiment"]["accuracy"]
-    summary = open(os.path.join(run_dir, "summary.md")).read()
-    assert "| toy_score | Pearson / Spearman |" in summary
-    student = keras.saving.load_model(os.path.join(run_dir, "student.keras"))
-    assert student.task_names == ["toy_sentiment", "toy_score"]
-
-
-@pytest.mark.slow
-def test_experiment_ensembles_regression_teacher_and_resumes(tmp_path, shared_teacher,
-                                                            kdplug_log):
-    path = toy_mtdnn_config(tmp_path, shared=shared_teacher)
-    report = run(path)
     tasks = ["toy_sentiment", "toy_score", "other_sentiment"]
     assert list(report["tasks"]) == tasks
+    probs = [t["sampling_probability"] for t in report["tasks"].values()]
+    np.testing.assert_allclose(probs, np.array([112, 112, 84]) / 308)  # proportional
     assert set(report["teacher"]["tasks"]) == {"toy_sentiment", "toy_score"}
     for name in ("toy_sentiment", "toy_score"):
         members = report["teacher"]["tasks"][name]["members"]
@@ -418,10 +387,26 @@ def test_experiment_ensembles_regression_teacher_and_resumes(tmp_path, shared_te
         keys = {m["teacher_output_cache"]["key"] for m in members}
         assert len(keys) == 2
     kd = report["variants"]["multi_task_kd"]
+    assert set(kd["toy_sentiment"]) == {"accuracy", "f1_macro", "examples"}
+    assert "f1_macro" in report["teacher"]["tasks"]["toy_sentiment"]["test_metrics"]
+    assert report["teacher"]["tasks"]["toy_sentiment"]["test_metrics"]["accuracy"] > 0.6
     assert {"pearson", "spearman", "mse"} <= set(kd["toy_score"])
-    assert kd["other_sentiment"]["examples"] == 18
-    soft = report["history"]["multi_task_kd"]["soft"]
-    assert soft[-1] < soft[0], soft
+    assert kd["toy_sentiment"]["examples"] == 24 and kd["other_sentiment"]["examples"] == 18
+    hist = report["history"]["multi_task_kd"]
+    assert len(hist["soft"]) == 3
+    assert hist["soft"][-1] < hist["soft"][0], hist["soft"]
+    assert hist["hard"][-1] < hist["hard"][0], hist["hard"]
+    assert hist["val_soft"] == [0.0] * 3  # teacher targets: training split only
+    run_dir = os.path.join(str(tmp_path), "runs", "toy")
+    with open(os.path.join(run_dir, "metrics.json")) as f:
+        saved = json.load(f)
+    assert saved["student"]["tasks"] == kd
+    assert saved["student"]["accuracy"] == pytest.approx(np.mean(
+        [kd[name]["accuracy"] for name in ("toy_sentiment", "other_sentiment")]))
+    summary = open(os.path.join(run_dir, "summary.md")).read()
+    assert "| toy_score | Pearson / Spearman |" in summary
+    student = keras.saving.load_model(os.path.join(run_dir, "student.keras"))
+    assert student.task_names == tasks
     # A re-run reuses the fine-tuned teachers, their cached outputs and the
     # finished student.
     again = run(path)
