@@ -13,6 +13,7 @@ from kdplug.config.loading import config_from_dict
 from kdplug.config.loading import parse_analysis
 from kdplug.config.schema import to_dict
 from kdplug.config.sections import AnalysisConfig
+from kdplug.data.readers import IN_MEMORY
 from kdplug.data.readers import read_splits
 from kdplug.data.text_encoder import TextEncoder
 from kdplug.data.text_encoder import needs_pair_inputs
@@ -118,6 +119,13 @@ def load_run(run_dir, config_file=None, teacher=None, config=None, read_data=Tru
     # The fine-tuned teacher's cache key reads the data too.
     keyed = with_teacher and teacher is None and config.teacher.finetune is not None
     for key, value in (config.data.sources().items() if read_data or keyed else ()):
+        if value == IN_MEMORY:
+            raise KdplugError(
+                f"{run_dir}: the run read in-memory data (`Experiment(config, "
+                "data=...)`), which a run folder does not keep"
+                + ("" if read_data else ", and its fine-tuned teacher is keyed by it")
+                + "; the student alone needs no data (`kdplug predict RUN_DIR`, "
+                "`kdplug evaluate RUN_DIR --data FILE`)")
         if value.startswith("tfds:"):
             continue
         data_file = config.resolve_path(value)

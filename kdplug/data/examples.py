@@ -109,3 +109,24 @@ def examples_fingerprint(examples):
             h.update(data)
     h.update(np.ascontiguousarray(np.asarray(examples.labels, "int64")).tobytes())
     return h.hexdigest()
+
+
+def splits_fingerprint(splits):
+    """sha256 of every split's texts, second texts and labels (values and
+    dtype) and of the class names: the content of data that has no file to
+    fingerprint (`Experiment(config, data=...)`).
+
+    Args:
+        splits: a `Splits` dict (`kdplug.data.read_splits`).
+    """
+    h = hashlib.sha256()
+    label_map = getattr(splits, "label_map", None)
+    h.update(repr(label_map.names if label_map is not None else None).encode())
+    for name in sorted(k for k, v in splits.items() if v is not None):
+        examples = splits[name]
+        h.update(f"{name}:{examples_fingerprint(examples)}".encode())
+        labels = np.asarray(examples.labels)
+        h.update(str(labels.dtype).encode())
+        h.update(repr(labels.tolist()).encode() if labels.dtype == object
+                 else np.ascontiguousarray(labels).tobytes())
+    return h.hexdigest()

@@ -35,6 +35,12 @@ class RunContext:
             computed when not given); every finished stage records its
             fingerprint, and a stage finished with other settings is never
             reused.
+        data: in-memory data the run reads instead of the config's data
+            sources (`Experiment(config, data=...)`; the config's
+            `data.path` is then `<in memory>`), or None.
+        data_fingerprint: the content fingerprint of `data`
+            (`kdplug.data.examples.splits_fingerprint`); it stands for the
+            data files' in the cache keys.
 
     Attributes:
         log: the run's `logging.Logger` (`kdplug.run`).
@@ -53,22 +59,29 @@ class RunContext:
     """
 
     def __init__(self, config, plugins, strategy, run_dir,
-                 log_every_steps=DEFAULT_LOG_EVERY_STEPS, settings=None):
+                 log_every_steps=DEFAULT_LOG_EVERY_STEPS, settings=None,
+                 data=None, data_fingerprint=None):
         if int(log_every_steps) < 1:
             raise ValueError(f"log_every_steps must be >= 1, got {log_every_steps}")
+        if (data is None) != (data_fingerprint is None):
+            raise ValueError("in-memory data needs its data_fingerprint (and only it)")
         self.config = config
         self.plugins = plugins
         self.strategy = strategy
         self.run_dir = run_dir
         self.log_every_steps = int(log_every_steps)
-        self.settings = settings if settings is not None else run_settings(config)
+        self.data = data
+        self.data_fingerprint = data_fingerprint
+        self.settings = settings if settings is not None else run_settings(
+            config, data_fingerprint)
         self.settings_fingerprint = storage.fingerprint(self.settings)
         self.log = logging.getLogger("kdplug.run")
         self.timers = Timers()
 
     @classmethod
     def create(cls, config, plugin_manager=None, strategy=None,
-               log_every_steps=DEFAULT_LOG_EVERY_STEPS, settings=None):
+               log_every_steps=DEFAULT_LOG_EVERY_STEPS, settings=None,
+               data=None, data_fingerprint=None):
         """The context of `config`: the process-wide plugin manager and the
         strategy `training.strategy` names, unless given."""
         return cls(
@@ -78,6 +91,8 @@ class RunContext:
             config.run_dir(),
             log_every_steps=log_every_steps,
             settings=settings,
+            data=data,
+            data_fingerprint=data_fingerprint,
         )
 
     @property

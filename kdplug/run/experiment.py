@@ -1,6 +1,7 @@
 """`Experiment`: one config, run end to end (what `kdplug run` does)."""
 
 import contextlib
+import copy
 import logging
 import os
 
@@ -8,6 +9,10 @@ import keras
 import yaml
 
 from kdplug import storage
+from kdplug.data.examples import splits_fingerprint
+from kdplug.data.readers import IN_MEMORY
+from kdplug.data.readers import read_splits
+from kdplug.errors import ConfigError
 from kdplug.plugin.manager import get_plugin_manager
 from kdplug.run.context import DEFAULT_LOG_EVERY_STEPS
 from kdplug.run.context import RunContext
@@ -39,6 +44,15 @@ class Experiment:
         plugin_manager: defaults to the process-wide one.
         log_every_steps: per-step scalars every this many optimizer steps
             (TensorBoard, `report["step_history"]`, the loss curves).
+        data: in-memory data read instead of the config's data sources: a
+            `datasets.Dataset` or `DatasetDict`, a pandas `DataFrame`, a
+            dict of columns, a list of row dicts, or a dict of splits of
+            these (`kdplug.data.examples_from_dataset`). The config's `data`
+            section still says how to read it (columns, task, class names,
+            split names, sequence length); the run records `data.path:
+            <in memory>` and the data's content fingerprint, so a re-run
+            with other data is refused like a changed file, and the teacher
+            cache tells datasets apart. Single-task methods only.
 
     Examples:
 
@@ -46,14 +60,21 @@ class Experiment:
     report = Experiment(load_config("configs/quickstart.yaml")).run()
     report["student"]["accuracy"]
     info = Experiment(config).finetune_teacher()
+    # the config's data section, other rows:
+    Experiment(config, data=datasets.load_from_disk("my_data")).run()
     ```
     """
 
     def __init__(self, config, plugin_manager=None,
-                 log_every_steps=DEFAULT_LOG_EVERY_STEPS):
-        self.config = config
+                 log_every_steps=DEFAULT_LOG_EVERY_STEPS, data=None):
         self.plugin_manager = plugin_manager or get_plugin_manager()
         self.log_every_steps = log_every_steps
+        self.data = data
+        self.data_fingerprint = None
+        if data is not None:
+            config = in_memory_config(config)
+            self.data_fingerprint = self._fingerprint(config)
+        self.config = config
 
     def run(self, fresh=False):
         """Trains, evaluates and reports; returns the report dict.
@@ -62,7 +83,7 @@ class Experiment:
             fresh: move an existing run folder aside (`<run>.old-<time>`)
                 and start over (`kdplug run --fresh`).
         """
-        for line in check_inputs(self.config, self.plugin_manager):
+        for line in check_inputs(self.config, self.plugin_manager, self.data):
             log.info("inputs: %s", line)
         folder = RunFolder(self.config.run_dir())
         with contextlib.ExitStack() as stack:
@@ -72,7 +93,7 @@ class Experiment:
                 if moved:
                     log.info("run folder: moved the previous run to %s", moved)
                 stack.enter_context(folder.lock())  # the new, empty folder
-            settings = run_settings(self.config)
+            settings = run_settings(self.config, self.data_fingerprint)
             folder.check(settings, self.config.file)
             with precision_policy(self.config.training.mixed_precision):
                 runner = self._runner(settings)
@@ -82,7 +103,7 @@ class Experiment:
 
     def finetune_teacher(self):
         """Only fine-tunes (and caches) the teacher(s); returns their info."""
-        check_inputs(self.config, self.plugin_manager)
+        check_inputs(self.config, self.plugin_manager, self.data)
         with precision_policy(self.config.training.mixed_precision):
             return self._runner().finetune_teacher()
 
@@ -90,12 +111,28 @@ class Experiment:
         keras.utils.set_random_seed(self.config.seed)
         context = RunContext.create(self.config, self.plugin_manager,
                                     log_every_steps=self.log_every_steps,
-                                    settings=settings)
+                                    settings=settings, data=self.data,
+                                    data_fingerprint=self.data_fingerprint)
         replicas = context.strategy.num_replicas_in_sync
         context.log.info("strategy: %s, %d replica%s", type(context.strategy).__name__,
                          replicas, "" if replicas == 1 else "s")
         method = context.method()
         return method.runner(method, context)
+
+    def _fingerprint(self, config):
+        """The content fingerprint of `self.data`, read as the run will
+        read it; a method whose runner reads no in-memory data (or reads
+        more than the `data` section) is an error naming it."""
+        method = self.plugin_manager.methods.get(config.method.name)(config.method_config)
+        sources = list(method.data_sources(config))
+        if not method.runner.reads_in_memory_data or [s[0] for s in sources] != ["data"]:
+            raise ConfigError(
+                f"method {config.method.name!r} reads its data from the files its "
+                "config names; Experiment(config, data=...) works with single-task "
+                "methods", config.file, "method.name")
+        _, source, label_kind = sources[0]
+        return splits_fingerprint(read_splits(source, label_kind=label_kind,
+                                              seed=config.seed, data=self.data))
 
     def _write_config(self, context):
         """`config.yaml` (the resolved config) and `source.json` (the file
@@ -107,3 +144,13 @@ class Experiment:
             "config_file": self.config.file and os.path.abspath(self.config.file),
             "base_dir": self.config.base_dir,
         })
+
+
+def in_memory_config(config):
+    """A copy of `config` whose data section reads in-memory data: its
+    sources (`path`, `train`, `dev`, `test`) become `path: <in memory>`,
+    every other field (columns, task, class names, splits) is kept."""
+    config = copy.deepcopy(config)
+    config.data.path = IN_MEMORY
+    config.data.train = config.data.dev = config.data.test = None
+    return config

@@ -27,6 +27,7 @@ import collections
 import numpy as np
 
 from kdplug.analysis.checks import check_analysis
+from kdplug.data.readers import IN_MEMORY
 from kdplug.data.readers import TFDS_PREFIX
 from kdplug.data.readers import read_splits
 from kdplug.errors import ConfigError
@@ -34,13 +35,15 @@ from kdplug.teacher.sources import describe_source
 from kdplug.teacher.sources import resolve_source
 
 
-def check_inputs(config, plugin_manager=None):
+def check_inputs(config, plugin_manager=None, data=None):
     """Opens the data and resolves the teacher of `config`.
 
     Args:
         config: an `ExperimentConfig`.
         plugin_manager: where the method is registered (default: the
             process-wide one).
+        data: in-memory data read instead of the `data` section's sources
+            (`Experiment(config, data=...)`).
 
     Returns:
         Lines describing what was found (one per data source, one for the
@@ -52,22 +55,25 @@ def check_inputs(config, plugin_manager=None):
 
         plugin_manager = get_plugin_manager()
     method = plugin_manager.methods.get(config.method.name)(config.method_config)
-    lines = []
-    for field, data, label_kind in method.data_sources(config):
-        if not (data.has_test or data.has_validation):
+    memory, lines = data, []
+    for field, source, label_kind in method.data_sources(config):
+        if not (source.has_test or source.has_validation):
             raise ConfigError(
                 "no test and no validation split: a run evaluates on the test "
                 "split (or, without one, on the validation split); name one",
                 config.file, field)
-        if data.path is not None and data.path.startswith(TFDS_PREFIX):
-            lines.append(f"{field}: {data.path} (TFDS: read when the run starts)")
+        if source.path is not None and source.path.startswith(TFDS_PREFIX):
+            lines.append(f"{field}: {source.path} (TFDS: read when the run starts)")
             continue
-        splits = read_splits(data, config.resolve_path, label_kind, config.seed)
+        in_memory = memory if field == "data" else None
+        splits = read_splits(source, config.resolve_path, label_kind, config.seed,
+                             data=in_memory)
         names = splits.label_map.names if splits.label_map is not None else None
         counts = ", ".join(
-            f"{_split_name(data, name, config)} {_describe(examples, label_kind, names)}"
+            f"{_split_name(source, name, config)} {_describe(examples, label_kind, names)}"
             for name, examples in splits.items() if examples is not None)
-        where = f" {config.resolve_path(data.path)}:" if data.path is not None else ""
+        where = (f" {IN_MEMORY}:" if in_memory is not None else
+                 f" {config.resolve_path(source.path)}:" if source.path is not None else "")
         lines.append(f"{field}:{where} {counts}")
         if splits.label_map is not None and splits.label_map.named:
             lines.append(f"{field}: labels {splits.label_map.describe()}")

@@ -133,18 +133,21 @@ class RunFolder:
         return target
 
 
-def run_settings(config):
+def run_settings(config, data_fingerprint=None):
     """What a run's results depend on, as plain data: the resolved config
     without `name`, `output_dir` and `export`, plus the content fingerprint
-    of the data files (a file changed in place changes the results too).
-    Data fields added for issue #17 and left at their defaults are left out
-    (`DataConfig.key_fields`), so older run folders resume."""
+    of the data files (a file changed in place changes the results too), or
+    `data_fingerprint`, that of in-memory data (`Experiment(config,
+    data=...)`). Data fields added for issue #17 and left at their defaults
+    are left out (`DataConfig.key_fields`), so older run folders resume."""
     settings = {k: v for k, v in config.to_dict().items() if k not in NOT_SETTINGS}
     settings["data"] = {k: v for k, v in settings["data"].items()
                         if k in config.data.key_fields()}
     path = config.data.path
-    if path is None or (not path.startswith("tfds:")
-                        and os.path.exists(config.resolve_path(path))):
+    if data_fingerprint is not None:
+        settings["data_file_content"] = data_fingerprint
+    elif path is None or (not path.startswith("tfds:")
+                          and os.path.exists(config.resolve_path(path))):
         settings["data_file_content"] = source_fingerprints(config.data,
                                                             config.resolve_path)
     return settings

@@ -38,6 +38,10 @@ class Runner:
     ```
     """
 
+    # Whether the runner reads `context.data`, in-memory data passed to
+    # `Experiment(config, data=...)` instead of the config's data sources.
+    reads_in_memory_data = False
+
     def __init__(self, method, context):
         self.method = method
         self.context = context

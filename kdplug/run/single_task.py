@@ -57,6 +57,8 @@ class SingleTaskRunner(Runner):
     ```
     """
 
+    reads_in_memory_data = True
+
     def run(self):
         ctx, cfg, method = self.context, self.context.config, self.method
         with ctx.timers("reading data"):
@@ -137,7 +139,7 @@ class SingleTaskRunner(Runner):
         """The data's splits, labels read as the task kind reads them."""
         cfg = self.context.config
         return read_splits(cfg.data, cfg.resolve_path, label_kind=self.task.label_kind,
-                           seed=cfg.seed)
+                           seed=cfg.seed, data=self.context.data)
 
     # ------------------------------------------------------------- pieces
     def prepare_teacher(self, splits, student_kind=None):

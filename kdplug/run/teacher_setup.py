@@ -105,7 +105,8 @@ class TeacherSetup:
             val_ds = encoder.dataset(
                 validation, max(cfg.training.batch_size, EVAL_BATCH_SIZE))
         with ctx.strategy.scope():
-            return TeacherFinetuner(cfg, source, objective).run(
+            return TeacherFinetuner(cfg, source, objective,
+                                    data_fingerprint=ctx.data_fingerprint).run(
                 teacher, train_ds, val_ds,
                 jit_compile=(cfg.training.jit_compile
                              and fit_can_jit_compile(ctx.strategy)),

@@ -201,6 +201,12 @@ class TrainedRun:
         from kdplug.data.readers import describe_sources
         from kdplug.data.readers import read_splits
 
+        from kdplug.data.readers import IN_MEMORY
+
+        if self.config.data.path == IN_MEMORY:
+            raise KdplugError(f"--split {name}: run {self.name!r} read in-memory data "
+                              "(`Experiment(config, data=...)`), which a run folder "
+                              "does not keep; pass the rows with --data FILE")
         key = DataConfig.SPLIT_FILES[name]
         splits = read_splits(self.config.data, self.config.resolve_path,
                              label_kind=self.task.label_kind, seed=self.config.seed)

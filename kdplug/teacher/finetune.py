@@ -48,6 +48,9 @@ class TeacherFinetuner:
         source: the resolved teacher source (folder, file or preset).
         objective: a `ClassificationObjective` (default) or
             `RegressionObjective`.
+        data_fingerprint: the content fingerprint of in-memory data
+            (`RunContext.data_fingerprint`), which stands for the data
+            file's in the key; None: the config's data sources.
 
     Examples:
 
@@ -57,8 +60,9 @@ class TeacherFinetuner:
     ```
     """
 
-    def __init__(self, config, source, objective=None):
+    def __init__(self, config, source, objective=None, data_fingerprint=None):
         self.config = config
+        self.data_fingerprint = data_fingerprint
         self.source = source
         self.objective = objective or ClassificationObjective()
         ft = config.teacher.finetune
@@ -67,7 +71,8 @@ class TeacherFinetuner:
 
     def key(self):
         cfg = self.config
-        data_path = source_fingerprints(cfg.data, cfg.resolve_path)
+        data_path = self.data_fingerprint or source_fingerprints(cfg.data,
+                                                                 cfg.resolve_path)
         ft = dict(vars(cfg.teacher.finetune))
         ft.pop("cache_dir")
         seed = ft.pop("seed")
