@@ -129,6 +129,11 @@ def describe(entry):
 # Markdown
 
 
+def epochs(n):
+    """`"1 epoch"`, `"3 epochs"`."""
+    return f"{n} epoch" + ("" if n == 1 else "s")
+
+
 def render(results):
     """The "Task kinds" section from the stored results."""
     entries = [e for e in results.get("results", {}).values() if "error" not in e]
@@ -148,8 +153,8 @@ def render(results):
         names = list(mine[0]["metrics"])
         budgets = mine[0]["budget"]
         lines += [f"### {task}", "", f"Labels: {labels}. Budget: teacher at most "
-                  f"{budgets['teacher_epochs']} epochs, students at most "
-                  f"{budgets['epochs']} epochs.", "",
+                  f"{epochs(budgets['teacher_epochs'])}, students at most "
+                  f"{epochs(budgets['epochs'])}.", "",
                   "| model | seeds | " + " | ".join(names) + " | parameters | kept epoch |",
                   "|---|---|" + "---|" * len(names) + "---|---|"]
         first = mine[0]
