@@ -9,6 +9,7 @@ Each script owns one section of the results file, written between its own
 import dataclasses
 import os
 import platform
+import shutil
 import subprocess
 import time
 from typing import Callable
@@ -111,6 +112,35 @@ class Job:
     describe: Callable
     keep: Callable = lambda stored: True
     failure: dict = dataclasses.field(default_factory=dict)
+
+
+def prepare_run_dir(run_dir, config_path):
+    """Readies a benchmark run's folder: one holding stages trained with the
+    settings of `config_path` is kept, so that `kdplug run` resumes the run a
+    kill interrupted (finished stages skipped, the interrupted one restored
+    from its epoch backup); any other folder is removed, since its stages
+    are stale for this config. Returns whether the run resumes.
+
+    Examples:
+
+    ```python
+    resumes = prepare_run_dir("runs/claims/claims-movie-kd-s0",
+                              "runs/claims-movie-kd-s0.yaml")
+    ```
+    """
+    from kdplug.config import load_config
+    from kdplug.run.run_folder import RunFolder
+    from kdplug.run.run_folder import changed_fields
+    from kdplug.run.run_folder import run_settings
+
+    folder = RunFolder(run_dir)
+    recorded = folder.recorded() if folder.has_training_state() else None
+    if recorded is not None and not changed_fields(
+            recorded, run_settings(load_config(config_path))):
+        return True
+    shutil.rmtree(run_dir, ignore_errors=True)
+    os.makedirs(run_dir, exist_ok=True)
+    return False
 
 
 def run_jobs(jobs, results, save, render, force=False):

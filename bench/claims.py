@@ -37,7 +37,6 @@ than `MIN_SEEDS` seeds in either row it is *pending*.
 import argparse
 import dataclasses
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -46,6 +45,7 @@ import time
 import quality  # bench/ is the script's folder
 from benchlib import machine_text
 from benchlib import parse_seeds
+from benchlib import prepare_run_dir
 from benchlib import write_marked_section
 from quality import load_base
 from quality import load_results
@@ -613,11 +613,11 @@ def main(argv=None):
                   f"(~{row.estimate_s(domain, args) / 60:.1f} min)")
             continue
         run_dir = os.path.join(args.run_root, name)
-        shutil.rmtree(run_dir, ignore_errors=True)  # a fresh run, never stale stages
-        os.makedirs(run_dir, exist_ok=True)
+        resumes = prepare_run_dir(run_dir, config_path)  # never stale stages
         report_path = os.path.join(run_dir, "teacher.json" if row.kind == "teacher"
                                    else "metrics.json")
-        print(f"{key}: running ({os.path.relpath(config_path)}, estimate "
+        print(f"{key}: {'resuming' if resumes else 'running'} "
+              f"({os.path.relpath(config_path)}, estimate "
               f"~{row.estimate_s(domain, args) / 60:.1f} min)", flush=True)
         start = time.perf_counter()
         qrow = quality.Row(row.id, row.label, row.base, row.group, "",
@@ -640,7 +640,9 @@ def main(argv=None):
             print(f"{key}: FAILED after {wall:.0f} s: {str(e)[-500:]}", flush=True)
             continue
         wall = time.perf_counter() - start
-        results["results"][key] = summarise(row, domain, seed, report, args, wall)
+        entry = results["results"][key] = summarise(row, domain, seed, report, args, wall)
+        if resumes:  # wall_s counts only this process's part
+            entry["resumed"] = True
         save_results(results_path, results)
         write_markdown(out, render(results, smoke=args.smoke))
         print(f"{key}: accuracy {report['student']['accuracy']:.4f} (teacher "

@@ -30,7 +30,6 @@ import importlib.metadata
 import json
 import os
 import platform
-import shutil
 import statistics
 import subprocess
 import sys
@@ -41,6 +40,7 @@ import yaml
 from benchlib import cpu_model  # bench/ is the script's folder
 from benchlib import markers
 from benchlib import parse_seeds
+from benchlib import prepare_run_dir
 from benchlib import usable_cpus
 from benchlib import write_marked_section
 
@@ -826,13 +826,13 @@ def main(argv=None):
                   f"(estimate ~{estimate_s(row, args) / 60:.1f} min)")
             continue
         run_dir = os.path.join(args.run_root, name)
-        shutil.rmtree(run_dir, ignore_errors=True)  # no stale finished stages
-        os.makedirs(run_dir, exist_ok=True)
+        resumes = prepare_run_dir(run_dir, config_path)  # never stale stages
         report_path = (os.path.join(run_dir, "teacher.json") if row.kind == "teacher"
                        else os.path.join(run_dir, "metrics.json"))
         estimate = "" if args.smoke else (
             f", estimate ~{estimate_s(row, args) / 60:.1f} min")
-        print(f"{key}: running ({os.path.relpath(config_path)}{estimate})", flush=True)
+        print(f"{key}: {'resuming' if resumes else 'running'} "
+              f"({os.path.relpath(config_path)}{estimate})", flush=True)
         start = time.perf_counter()
         try:
             if args.in_process:
@@ -850,7 +850,9 @@ def main(argv=None):
             print(f"{key}: FAILED after {wall:.0f} s: {str(e)[-500:]}", flush=True)
             continue
         wall = time.perf_counter() - start
-        results["results"][key] = summarise(row, seed, report, args, wall)
+        entry = results["results"][key] = summarise(row, seed, report, args, wall)
+        if resumes:  # wall_s counts only this process's part
+            entry["resumed"] = True
         save_results(results_path, results)
         write_markdown(out, render(results, smoke=args.smoke))
         print(f"{key}: accuracy {report['student']['accuracy']:.4f} "

@@ -23,7 +23,6 @@ decoding speed.
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -32,6 +31,7 @@ import time
 import quality  # bench/ is the script's folder
 from benchlib import machine_text
 from benchlib import parse_seeds
+from benchlib import prepare_run_dir
 from benchlib import write_marked_section
 
 ROOT = quality.ROOT
@@ -214,8 +214,7 @@ def main(argv=None):
         config_path = quality.write_config(
             doc, os.path.join(config_dir, f"{doc['name']}.yaml"))
         run_dir = os.path.join(args.run_root, doc["name"])
-        shutil.rmtree(run_dir, ignore_errors=True)
-        os.makedirs(run_dir, exist_ok=True)
+        prepare_run_dir(run_dir, config_path)  # resumes a killed run, never stale stages
         print(f"{key}: running {os.path.relpath(config_path)}", flush=True)
         row = quality.Row("seq2seq", "seq2seq", "cmlm_seq2seq", "seq2seq", "")
         start = time.perf_counter()

@@ -34,13 +34,13 @@ is rewritten after every run.
 import argparse
 import datetime
 import os
-import shutil
 import sys
 
 import quality  # bench/ is the script's folder
 from benchlib import Job
 from benchlib import machine_text
 from benchlib import parse_seeds
+from benchlib import prepare_run_dir
 from benchlib import run_jobs
 from benchlib import write_marked_section
 
@@ -250,8 +250,7 @@ def job(task, row, seed, args):
     def run():
         quality.write_config(doc, config_path)
         run_dir = os.path.join(args.run_root, name)
-        shutil.rmtree(run_dir, ignore_errors=True)  # a fresh run, never stale stages
-        os.makedirs(run_dir, exist_ok=True)
+        prepare_run_dir(run_dir, config_path)  # resumes a killed run, never stale stages
         return quality.run_subprocess(
             quality.Row(row, row, TASKS[task][0], task, ""), config_path,
             os.path.join(run_dir, "metrics.json"),

@@ -30,3 +30,28 @@ def test_write_marked_section_creates_replaces_and_keeps_other_text(tmp_path):
 def test_machine_description():
     assert benchlib.usable_cpus() >= 1
     assert benchlib.cpu_model()
+
+
+def test_prepare_run_dir_keeps_a_resumable_folder_and_clears_a_stale_one(tmp_path):
+    from kdplug.config import load_config
+    from kdplug.run.run_folder import RunFolder
+    from kdplug.run.run_folder import run_settings
+    from kdplug.testing.toy_config import write_toy_config
+
+    config = write_toy_config(tmp_path, {"name": "kd"})
+    run_dir = str(tmp_path / "runs" / "toy")
+    folder = RunFolder(run_dir)
+    assert benchlib.prepare_run_dir(run_dir, config) is False  # nothing to resume
+    # a run killed in its first stage: settings recorded, an epoch backup
+    folder.record(run_settings(load_config(config)))
+    backup = tmp_path / "runs" / "toy" / "backup" / "chkpt.weights.h5"
+    backup.parent.mkdir()
+    backup.write_text("epoch 2")
+    assert benchlib.prepare_run_dir(run_dir, config) is True
+    assert backup.read_text() == "epoch 2"  # kept for `kdplug run` to resume
+    # another budget: the stages are stale for it, the folder starts empty
+    changed = write_toy_config(tmp_path / "other", {"name": "kd"}, training={"epochs": 3},
+                               teacher={"source": load_config(config).teacher.source},
+                               data={"path": str(tmp_path / "toy.tsv")})
+    assert benchlib.prepare_run_dir(run_dir, changed) is False
+    assert (tmp_path / "runs" / "toy").is_dir() and not any((tmp_path / "runs" / "toy").iterdir())
