@@ -11,6 +11,9 @@ the models meet at these names, so they are spelled once, here.
   `padding_mask_b`).
 - Word ids of students with their own vocabulary: `WORD_INPUTS`
   (`word_ids`, `word_padding_mask`; `_b` suffixed for a pair's second text).
+- A student with its own subword tokenizer (another family than the
+  teacher's, `student.kind: hub`) reads its token inputs under
+  `student/` (`student_key("token_ids")`), beside the teacher's.
 - Teacher outputs computed outside the train step (the teacher-output cache,
   the teacher pipeline, a method's own targets): `teacher/<tap>`, built by
   `teacher_key()` and read back by `teacher_taps()`.
@@ -39,6 +42,14 @@ WORD_PADDING_MASK = "word_padding_mask"
 WORD_INPUTS = (WORD_IDS, WORD_PADDING_MASK)
 WORD_PAIR_SUFFIX = "_b"
 
+STUDENT_PREFIX = "student/"
+
+
+def student_key(name):
+    """The feature key of an input the student encodes with its own
+    tokenizer: `student/<name>`."""
+    return STUDENT_PREFIX + name
+
 # Every padded input by the mask of its real positions: a batch's inputs can
 # be cut to their longest sequence group by group (`kdplug.data.trimming`).
 PADDED_GROUPS = {
@@ -47,6 +58,7 @@ PADDED_GROUPS = {
     PAIR_INPUTS[3]: (PAIR_INPUTS[2],),
     WORD_PADDING_MASK: (WORD_IDS,),
     WORD_PADDING_MASK + WORD_PAIR_SUFFIX: (WORD_IDS + WORD_PAIR_SUFFIX,),
+    STUDENT_PREFIX + PADDING_MASK: (STUDENT_PREFIX + TOKEN_IDS, STUDENT_PREFIX + SEGMENT_IDS),
 }
 
 TEACHER_PREFIX = "teacher/"

@@ -15,11 +15,14 @@ from kdplug.config.schema import to_dict
 from kdplug.config.sections import AnalysisConfig
 from kdplug.data.readers import IN_MEMORY
 from kdplug.data.readers import read_splits
+from kdplug.data.student_text_encoder import STUDENT_TOKENIZER
+from kdplug.data.student_text_encoder import StudentTextEncoder
 from kdplug.data.text_encoder import TextEncoder
 from kdplug.data.text_encoder import needs_pair_inputs
 from kdplug.data.word_encoder import WordEncoder
 from kdplug.data.word_encoder import word_dataset
 from kdplug.errors import KdplugError
+from kdplug.models.keyed_inputs import KeyedInputs
 from kdplug.models.saving import load_model
 from kdplug.run.experiment import SOURCE
 from kdplug.run.runner import STUDENT_FILE
@@ -139,6 +142,11 @@ def load_run(run_dir, config_file=None, teacher=None, config=None, read_data=Tru
     student = load_model(student_file(run_dir))
     words_path = os.path.join(run_dir, WORD_VOCABULARY)
     words = WordEncoder.load(words_path) if os.path.isfile(words_path) else None
+    own_tokenizer = os.path.join(run_dir, STUDENT_TOKENIZER)
+    if os.path.isdir(own_tokenizer):  # a student of its own tokenizer (kind: hub)
+        words = StudentTextEncoder.load(own_tokenizer, config.data.sequence_length)
+        if not isinstance(student, KeyedInputs):  # the shipped export/student.keras
+            student = KeyedInputs(student, prefix=words.prefix)
     encoder = TextEncoder(tokenizer, config.data.sequence_length,
                           pair_inputs=needs_pair_inputs(student))
     splits = None

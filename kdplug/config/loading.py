@@ -134,6 +134,7 @@ def config_from_dict(data, file=None, plugin_manager=None):
         evaluation=parse_evaluation(top.evaluation, file, _task_kinds(data_cfg, method_cls)),
         task=_task_kind(data_cfg, method_name, method_cls, plugin_manager, file),
     )
+    _resolve_sources(student_cls, config)
     config.augment_entries = parse_augment(
         top.augment, plugin_manager.augmenters, file,
         resolve_path=config.resolve_path,
@@ -144,6 +145,20 @@ def config_from_dict(data, file=None, plugin_manager=None):
     if callable(check):  # checks across sections (a Method's or a duck-typed plugin's)
         check(config)
     return config
+
+
+def _resolve_sources(student_cls, config):
+    """A student kind's model sources (its `source_fields`, e.g. `hub`'s
+    `source`), read as `teacher.source` is: a path relative to the config
+    file, `package:<module>/<dir>` or a preset name; a missing one is an
+    error naming the field."""
+    from kdplug.teacher.sources import resolve_source
+
+    for field in getattr(student_cls, "source_fields", ()):
+        value = getattr(config.student_config, field, None)
+        if value:
+            setattr(config.student_config, field, resolve_source(
+                value, config.resolve_path, config.file, f"student.{field}"))
 
 
 def parse_augment(entries, registry, file=None, resolve_path=None, path="augment"):

@@ -17,5 +17,6 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     "BottleneckTransformerBlock": "kdplug.models.bottleneck_transformer_block",
     "HubTextClassifier": "kdplug.models.hub_text_classifier",
     "HubFamily": "kdplug.models.hub_family",
+    "KeyedInputs": "kdplug.models.keyed_inputs",
     "WordTokenizer": "kdplug.models.word_tokenizer",
 })

@@ -9,16 +9,20 @@ from kdplug.data.length_buckets import LengthBuckets
 from kdplug.data.masking import needs_masking
 from kdplug.data.readers import describe_sources
 from kdplug.data.readers import read_splits
+from kdplug.data.student_text_encoder import STUDENT_TOKENIZER
+from kdplug.data.student_text_encoder import StudentTextEncoder
 from kdplug.data.text_encoder import needs_pair_inputs
 from kdplug.data.transfer_set import build_transfer_set
 from kdplug.data.word_encoder import WordEncoder
 from kdplug.data.word_encoder import word_dataset
+from kdplug.errors import ConfigError
 from kdplug.evaluation.export import StudentExporter
 from kdplug.evaluation.measure import LATENCY_RUNS
 from kdplug.evaluation.measure import count_params
 from kdplug.evaluation.measure import first_examples
 from kdplug.evaluation.measure import latency_ms
 from kdplug.evaluation.measure import predict_outputs
+from kdplug.models.keyed_inputs import KeyedInputs
 from kdplug.run.runner import STUDENT_FILE
 from kdplug.run.runner import Runner
 from kdplug.run.stage_runner import StageRunner
@@ -77,6 +81,7 @@ class SingleTaskRunner(Runner):
         with ctx.strategy.scope():
             student, stages = build_stages(method, teacher, kind, cfg)
         kind.pretrained_weights = None  # drop the host copy (init: pretrained)
+        words = words or self._student_text_encoder(kind, student)
         # A siamese student on WordPiece ids reads each sentence on its own.
         encoder = TeacherSetup(ctx).encoder(tokenizer, needs_pair_inputs(student))
         outputs, cache_info = self.teacher_outputs(teacher, encoder, train, stages)
@@ -116,8 +121,10 @@ class SingleTaskRunner(Runner):
         saved = None  # student.keras, written once (the export links to it)
         if ctx.is_chief and cfg.export:
             saved = self.save_student(student)
-            report["export"] = self.export(student, test_ds, splits.label_map, saved,
-                                           tokenizer=tokenizer)
+            report["export"] = self.export(
+                student, test_ds, splits.label_map, saved,
+                tokenizer=words.tokenizer if isinstance(words, StudentTextEncoder)
+                else tokenizer)
         report["seconds"] = dict(ctx.timers.seconds)
         report = self.write_run_report(report, None if saved else student)
         # one copy of the student: the last stage's file names student.keras
@@ -235,8 +242,13 @@ class SingleTaskRunner(Runner):
         """Exports the student in every configured format and measures each;
         class names (a `LabelMap` with names) go beside them, `labels.json`.
         `keras_file`: the student already saved (the `.keras` export links
-        to it instead of a second copy)."""
+        to it instead of a second copy). A student with its own tokenizer
+        (`KeyedInputs`) ships its inner model, which reads plain
+        `token_ids`, with that tokenizer."""
         ctx, cfg = self.context, self.context.config
+        if isinstance(student, KeyedInputs):
+            test_ds = test_ds.map(lambda x, *rest: (student.own_features(x), *rest))
+            student, keras_file = student.model, None
         with ctx.timers("export"):
             exporter = StudentExporter(
                 student, sequence_length=cfg.data.sequence_length, tokenizer=tokenizer,
@@ -308,6 +320,30 @@ class SingleTaskRunner(Runner):
         words.save(self.context.path("word_vocabulary.json"))
         return words
 
+    def _student_text_encoder(self, kind, student):
+        """The student's own subword encoding (`student.kind: hub`, a
+        `KeyedInputs` student), its tokenizer saved in the run folder for
+        `kdplug predict` and the exports; None for a student reading the
+        teacher's tokens."""
+        if not isinstance(student, KeyedInputs):
+            return None
+        cfg = self.context.config
+        backbone = student.model.backbone
+        limit = getattr(backbone, "max_sequence_length", None)
+        if limit is not None and cfg.data.sequence_length > limit:
+            raise ConfigError(
+                f"the student has position embeddings for {limit} tokens; "
+                f"data.sequence_length is {cfg.data.sequence_length}",
+                cfg.file, "data.sequence_length", cfg.data.sequence_length)
+        encoder = StudentTextEncoder(kind.tokenizer, cfg.data.sequence_length,
+                                     prefix=student.prefix)
+        if self.context.is_chief:
+            encoder.save(self.context.path(STUDENT_TOKENIZER), backbone)
+        self.context.log.info("student: its own tokenizer (%s, %d pieces), saved in %s",
+                              type(kind.tokenizer).__name__,
+                              kind.tokenizer.vocabulary_size(), STUDENT_TOKENIZER)
+        return encoder
+
     @staticmethod
     def _features(encoder, words):
         """`fn(examples) -> features` of the student and teacher inputs (what
@@ -353,6 +389,37 @@ def build_stages(method, teacher, student_kind, config):
     method.task.check_student(student, config.student.name)
     stages = method.stages(teacher, student)
     check_teacher_serves(teacher, config, stages)
+    check_own_tokenizer_terms(student, config, stages)
     check_schedules(config.training.schedules, stages, config.file)
     check_early_stopping(config.training.early_stopping, stages, config.file)
     return student, stages
+
+
+# The taps a student reading its own tokens shares with the teacher: one
+# vector per example (hidden states, attention maps and token-level outputs
+# run over positions the two tokenizers do not share).
+PER_EXAMPLE_TAPS = ("logits", "pooled", "cls/")
+
+
+def check_own_tokenizer_terms(student, config, stages):
+    """A student with its own tokenizer (`kdplug.models.KeyedInputs`,
+    `student.kind: hub`) meets the teacher on per-example taps only: a term
+    reading anything else of either model is a `ConfigError` naming the
+    stage, the term and the tap."""
+    if not isinstance(student, KeyedInputs):
+        return
+    for stage in stages:
+        for term in stage.terms:
+            taps = set(term.required_student_taps()) | set(term.required_teacher_taps())
+            for tap in sorted(taps):
+                if tap == "logits" and getattr(student, "per_token", False):
+                    tap = "logits (one per token)"
+                elif tap in PER_EXAMPLE_TAPS[:2] or tap.startswith(PER_EXAMPLE_TAPS[2]):
+                    continue
+                raise ConfigError(
+                    f"{stage.name}/{term.name} reads {tap!r}, which runs over token "
+                    "positions; this student encodes the text with its own tokenizer, "
+                    "so its positions are not the teacher's. Choose a method whose "
+                    "terms read logits, pooled or cls/<i> (docs/models.md, `hub`), "
+                    "or a student of the teacher's family that shares its tokenizer "
+                    "(truncated, narrow)", config.file, "student.kind", config.student.name)

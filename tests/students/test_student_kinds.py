@@ -15,7 +15,7 @@ from kdplug.models import BiLstmSiameseClassifier
 from kdplug.models import BottleneckBertClassifier
 from kdplug.plugin.manager import PluginManager
 
-KINDS = ["bilstm", "bilstm-siamese", "bottleneck", "narrow", "truncated"]
+KINDS = ["bilstm", "bilstm-siamese", "bottleneck", "hub", "narrow", "truncated"]
 
 
 @pytest.fixture(scope="module")
@@ -123,3 +123,31 @@ def test_bilstm_word_ids_needs_vocabulary_size(pm, teacher):
                                   "word_ids_b", "word_padding_mask_b")
     with pytest.raises(ConfigError, match="must be one of"):
         parse(pm.students.get("bilstm").Config, {"input": "chars"}, "student")
+
+
+def test_hub_student_loads_its_own_model_and_tokenizer(pm, teacher, tmp_path):
+    """`student.kind: hub` (cross-tokenizer pairs, tests/run/
+    test_cross_tokenizer.py): a Hugging Face RoBERTa folder becomes a
+    trainable student reading `student/` inputs, its fine-tuned head kept;
+    a keras-hub backbone preset gets a new head."""
+    from kdplug.models import HubTextClassifier
+    from kdplug.models import KeyedInputs
+    from kdplug.testing import families
+
+    folder = families.write_tiny_hf_folder("roberta", tmp_path / "hf", classifier=True)
+    cls = pm.students.get("hub")
+    kind = cls(parse(cls.Config, {"source": folder}, "student"))
+    student = kind.build(teacher, 2)
+    assert isinstance(student, KeyedInputs) and isinstance(student.model, HubTextClassifier)
+    assert type(kind.tokenizer).__name__ == "RobertaTokenizer"
+    assert student.input_keys[0] == "student/token_ids"
+    np.testing.assert_allclose(student.model.classifier.get_weights()[1], [5.0, -5.0])
+    assert not student.non_trainable_weights and not teacher.trainable_weights
+    with pytest.raises(ConfigError, match=r"student\.source: .* 2 outputs .* needs 3"):
+        kind.build(teacher, 3)
+    preset = families.write_tiny_preset("albert", tmp_path / "albert")
+    new_head = cls(parse(cls.Config, {"source": preset, "dropout": 0.2}, "student"))
+    model = new_head.build(teacher, 3).model
+    assert model.num_classes == 3 and model.dropout == 0.2
+    with pytest.raises(ConfigError, match="source"):
+        parse(cls.Config, {}, "student")  # required
