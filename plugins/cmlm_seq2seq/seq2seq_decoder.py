@@ -14,8 +14,16 @@ class Seq2SeqDecoder:
 
     The source is encoded once per batch; the encoding travels in the
     sampler's cache (so the beam sampler repeats and reorders it with the
-    beams). Each step decodes the prefix buffer `[CLS] y_1 .. y_{t-1}` and
-    projects only position `t - 1` onto the vocabulary. Once a row (a beam) has produced
+    beams). A model with `decode_cached` (the Transformer student) keeps its
+    decoder's keys and values there too: step `t` runs the decoder on token
+    `y_{t-1}` alone, reading the earlier positions' keys and values and the
+    encoder's cross-attention keys and values (computed once per batch)
+    from the cache, and projects that one state onto the vocabulary. Other
+    models (the GRU student), or `use_cache=False`, decode the whole prefix
+    buffer `[CLS] y_1 .. y_{t-1}` at every step and project position
+    `t - 1`; both give the same tokens (tests/plugins/cmlm_seq2seq/
+    test_seq2seq_decoder.py), the cache at a fraction of the work
+    (bench/seq2seq_decoding.py). Once a row (a beam) has produced
     the end token ([SEP]), every later step gives all its probability to
     [PAD]: a finished beam keeps its score, and the loop stops when every
     row has ended (or the buffer is full). Beam scores are summed log
@@ -27,6 +35,8 @@ class Seq2SeqDecoder:
         start_id, end_id, pad_id: the tokenizer's [CLS], [SEP], [PAD] ids.
         strategy: `greedy` or `beam`.
         beam_width: int. Beams (`beam` only).
+        use_cache: bool. Decode from the key/value cache when the model has
+            one (`decode_cached`).
 
     Examples:
 
@@ -39,13 +49,14 @@ class Seq2SeqDecoder:
     """
 
     def __init__(self, model, start_id, end_id, pad_id, strategy="greedy",
-                 beam_width=5):
+                 beam_width=5, use_cache=True):
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
         self.model = model
         self.start_id, self.end_id, self.pad_id = int(start_id), int(end_id), int(pad_id)
         self.strategy = strategy
         self.beam_width = int(beam_width)
+        self.use_cache = bool(use_cache) and hasattr(model, "decode_cached")
         if strategy == "beam":
             self.sampler = keras_hub.samplers.BeamSampler(num_beams=self.beam_width)
         else:
@@ -63,17 +74,32 @@ class Seq2SeqDecoder:
         prompt_mask = ops.broadcast_to(first, (batch, length))
         forced = ops.where(ops.arange(model.vocabulary_size) == self.pad_id, 0.0, -1e9)
 
-        def next(prompt, cache, index):
-            encoded, encoder_mask = cache
-            states = model.decode_states(encoded, encoder_mask, prompt,
-                                         ops.ones_like(prompt, dtype="bool"))
-            logits = model.project(ops.take(states, index - 1, axis=1))
+        def finish(logits, prompt, index):
+            """A row that has ended gives all its probability to [PAD]."""
             before = ops.arange(length)[None, :] < index
             done = ops.any(ops.logical_and(prompt == self.end_id, before), axis=1)
-            logits = ops.where(done[:, None], forced[None, :], logits)
-            return logits, None, cache
+            return ops.where(done[:, None], forced[None, :], logits)
 
-        return self.sampler(next, prompt, cache=(encoded, encoder_mask), index=1,
+        if self.use_cache:
+            def next(prompt, cache, index):
+                encoded, encoder_mask, self_cache, cross_cache = cache
+                token = ops.take(prompt, index - 1, axis=1)[:, None]
+                states, self_cache = model.decode_cached(
+                    token, index - 1, encoded, encoder_mask, self_cache, cross_cache)
+                logits = finish(model.project(states[:, 0]), prompt, index)
+                return logits, None, (encoded, encoder_mask, self_cache, cross_cache)
+
+            cache = (encoded, encoder_mask, *model.decoder_cache(encoded, encoder_mask))
+        else:
+            def next(prompt, cache, index):
+                encoded, encoder_mask = cache
+                states = model.decode_states(encoded, encoder_mask, prompt,
+                                             ops.ones_like(prompt, dtype="bool"))
+                logits = model.project(ops.take(states, index - 1, axis=1))
+                return finish(logits, prompt, index), None, cache
+
+            cache = (encoded, encoder_mask)
+        return self.sampler(next, prompt, cache=cache, index=1,
                             mask=prompt_mask, stop_token_ids=[self.end_id])
 
     def generate_ids(self, arrays, batch_size=64):

@@ -118,6 +118,57 @@ class Seq2SeqTransformer(Seq2SeqModel):
                       training=training)
         return self.decoder_norm(x)
 
+    def decoder_cache(self, encoder_outputs, encoder_padding_mask):
+        """Key/value caches for decoding one position at a time
+        (`decode_cached`): the decoder's self-attention keys and values,
+        empty, `(batch, layers, 2, decoder_length, heads, head_dim)`, and the
+        cross-attention's over the encoder's outputs, computed here once,
+        `(batch, layers, 2, source_length, heads, head_dim)`."""
+        batch, source_length = ops.shape(encoder_outputs)[0], ops.shape(encoder_outputs)[1]
+        head_dim = self.hidden_dim // self.num_heads
+        layers = self.num_decoder_layers
+        dtype = encoder_outputs.dtype
+        self_cache = ops.zeros(
+            (batch, layers, 2, self.decoder_length, self.num_heads, head_dim), dtype)
+        cross_cache = ops.zeros(
+            (batch, layers, 2, source_length, self.num_heads, head_dim), dtype)
+        start = ops.zeros((batch, 1), "int32")  # any token: only the cross cache is kept
+        _, _, cross_cache = self._cached_layers(
+            start, 0, encoder_outputs, encoder_padding_mask, self_cache, cross_cache,
+            fill_cross=True)
+        return self_cache, cross_cache
+
+    def decode_cached(self, token_ids, index, encoder_outputs, encoder_padding_mask,
+                      self_cache, cross_cache):
+        """The decoder state of position `index` alone, `(batch, 1,
+        hidden_dim)`, for its token `token_ids` `(batch, 1)`: the earlier
+        positions' keys and values come from `self_cache` (this position's
+        are written into it) and the encoder's from `cross_cache`. Equal to
+        `decode_states(...)[:, index]` on the whole prefix, for `L` times
+        less work at step `L`. Returns `(states, self_cache)`."""
+        x, self_cache, _ = self._cached_layers(
+            token_ids, index, encoder_outputs, encoder_padding_mask, self_cache,
+            cross_cache, fill_cross=False)
+        return x, self_cache
+
+    def _cached_layers(self, token_ids, index, encoder_outputs, encoder_padding_mask,
+                       self_cache, cross_cache, fill_cross):
+        x = self.token_embedding(token_ids)
+        x = x + self.decoder_position(x, start_index=index)
+        self_caches, cross_caches = [], []
+        for i, layer in enumerate(self.decoder_layers):
+            x, layer_self, layer_cross = layer(
+                x, encoder_sequence=encoder_outputs,
+                encoder_padding_mask=encoder_padding_mask,
+                self_attention_cache=self_cache[:, i],
+                self_attention_cache_update_index=index,
+                cross_attention_cache=cross_cache[:, i],
+                cross_attention_cache_update_index=0 if fill_cross else None)
+            self_caches.append(layer_self)
+            cross_caches.append(layer_cross)
+        return (self.decoder_norm(x), ops.stack(self_caches, axis=1),
+                ops.stack(cross_caches, axis=1))
+
     def project(self, states, training=False):
         """Word-piece logits (float32) of decoder states: the transposed
         embedding."""

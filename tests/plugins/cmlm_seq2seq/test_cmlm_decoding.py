@@ -49,6 +49,32 @@ def test_beam_of_width_one_equals_greedy_equals_argmax_by_hand(model_and_sources
     assert any(len(ids) > 1 for ids in greedy)
 
 
+def test_cached_step_state_equals_the_full_prefix_decode(model_and_sources):
+    """`decode_cached` on position t with the cache of positions < t gives
+    `decode_states(...)[:, t]` of the whole prefix."""
+    model, arrays = model_and_sources
+    src, mask = arrays["encoder_token_ids"], arrays["encoder_padding_mask"].astype(bool)
+    encoded = model.encode(src, mask)
+    dec = np.random.default_rng(3).integers(4, 12, (5, model.decoder_length)).astype("int32")
+    dec[:, 0] = CLS
+    full = np.asarray(model.decode_states(encoded, mask, dec, np.ones_like(dec, bool)))
+    self_cache, cross_cache = model.decoder_cache(encoded, mask)
+    assert tuple(self_cache.shape) == (5, 1, 2, model.decoder_length, 2, 4)
+    for t in range(model.decoder_length):
+        state, self_cache = model.decode_cached(dec[:, t:t + 1], t, encoded, mask,
+                                                self_cache, cross_cache)
+        np.testing.assert_allclose(np.asarray(state)[:, 0], full[:, t], atol=1e-5)
+
+
+@pytest.mark.parametrize("strategy,width", [("greedy", 1), ("beam", 3)])
+def test_cached_decoding_gives_the_same_tokens(model_and_sources, strategy, width):
+    model, arrays = model_and_sources
+    cached = Seq2SeqDecoder(model, CLS, SEP, PAD, strategy, width)
+    full = Seq2SeqDecoder(model, CLS, SEP, PAD, strategy, width, use_cache=False)
+    assert cached.use_cache and not full.use_cache
+    np.testing.assert_array_equal(cached.generate_ids(arrays, 2), full.generate_ids(arrays, 2))
+
+
 def test_wider_beams_return_sequences_for_every_source(model_and_sources):
     model, arrays = model_and_sources
     buffers = Seq2SeqDecoder(model, CLS, SEP, PAD, "beam", 3).generate_ids(arrays)

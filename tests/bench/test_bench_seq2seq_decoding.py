@@ -1,0 +1,17 @@
+"""bench/seq2seq_decoding.py: cached and full decoding timed side by side."""
+
+
+def test_smoke_run_times_both_and_checks_the_same_tokens(bench_script, tmp_path,
+                                                         monkeypatch):
+    bench = bench_script("seq2seq_decoding")
+    doc = tmp_path / "performance.md"
+    monkeypatch.setattr(bench, "DOC", str(doc))
+    assert bench.main(["--smoke", "--rounds", "2", "--batch-size", "4", "--write"]) == 0
+    text = doc.read_text()
+    assert "<!-- seq2seq-decoding:start -->" in text
+    rows = [line for line in text.splitlines() if line.startswith(("| greedy", "| beam"))]
+    assert len(rows) == 2
+    for row in rows:
+        full, cached, ratio = row.split("|")[2:5]
+        assert float(full) > 0 and float(cached) > 0
+        assert float(ratio.strip().rstrip("x")) > 0
