@@ -68,7 +68,8 @@ class CmlmSeq2SeqMethod(kdplug.Method):
             `L_kd` by `T^2` (Hinton's convention); off: the reference's
             reading, `T` only flattens the teacher's top K.
         alpha: weight of `L_kd` (0.5, the reference's `--kd_alpha`).
-        label_smoothing: of `L_mle`.
+        label_smoothing: of `L_mle` (0.1, the reference's `label_smoothing`,
+            for the distilled student and the MLE-only one alike).
         decoding: `beam` or `greedy`; beam_width: beams (5, the paper's).
         mle_baseline: also train the student without the teacher.
 
@@ -104,7 +105,7 @@ class CmlmSeq2SeqMethod(kdplug.Method):
         temperature: PositiveFloat = 10.0
         temper_student: bool = False
         alpha: Probability = 0.5
-        label_smoothing: Fraction = 0.0
+        label_smoothing: Fraction = 0.1
         decoding: Literal["beam", "greedy"] = "beam"
         beam_width: PositiveInt = 5
         mle_baseline: bool = True
