@@ -60,7 +60,11 @@ CHANGED_SINCE_0_1 = {
     "distilbert": {"student.init": (None, "pretrained")},
     "fastbert": {"student.init": (None, "teacher"),
                  "method.branch_form": (None, "paper")},
-    "mobilebert_pkt": {"method.feature_map_norm": (None, "layer")},
+    "mobilebert_pkt": {"method.feature_map_norm": (None, "layer"),
+                       # the reference's layer-wise weights and distribution terms
+                       "method.feature_map_weight": (1.0, 100.0),
+                       "method.mean_weight": (None, 5000.0),
+                       "method.variance_weight": (None, 5.0)},
     "mtdnn_ensemble": {"student.init": (None, "teacher")},
     "pkd_last": {"method.soft_class_mean": (None, True),
                  "student.init": (None, "pretrained")},

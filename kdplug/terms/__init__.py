@@ -10,6 +10,7 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     "CosineHidden": "kdplug.terms.cosine_hidden",
     "EmbeddingMSE": "kdplug.terms.embedding_mse",
     "FeatureMapTransfer": "kdplug.terms.feature_map_transfer",
+    "FeatureStatisticsTransfer": "kdplug.terms.feature_statistics_transfer",
     "HardLabelBinaryCrossEntropy": "kdplug.terms.hard_label_binary_cross_entropy",
     "HardLabelCrossEntropy": "kdplug.terms.hard_label_cross_entropy",
     "HardLabelMSE": "kdplug.terms.hard_label_mse",

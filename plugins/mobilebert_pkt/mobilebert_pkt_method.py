@@ -17,9 +17,16 @@ class MobileBertPKTMethod(kdplug.Method):
 
     Layer `l` of the student learns the teacher's feature map `hidden/<g(l)>`
     (`FeatureMapTransfer`, per-token MSE, by default between the
-    layer-normalised maps `MSE(LN(H_T), LN(H_S))` as in the reference code)
-    and its attention distributions `attention/<g(l)>` (`AttentionTransfer`,
-    KL per head and query), where `g` is the uniform mapping
+    layer-normalised maps `MSE(LN(H_T), LN(H_S))` as in the reference code),
+    the per-token mean and variance of that map over the hidden units
+    (`FeatureStatisticsTransfer`, the reference code's `beta` and `gamma`
+    terms) and its attention distributions `attention/<g(l)>`
+    (`AttentionTransfer`, KL per head and query), weighted as the reference
+    (TF Model Garden's MobileBERT distillation) weighs them:
+
+        L_l = 100 FMT_l + 5000 (mu_S - mu_T)^2 + 5 |var_S - var_T| + 1 AT_l
+
+    where `g` is the uniform mapping
     `g(l) = l N / M` (the identity when the student is as deep as the
     teacher, the `bottleneck` student's default).
     Then the logits are distilled with the soft-target cross-entropy (and,
@@ -45,10 +52,15 @@ class MobileBertPKTMethod(kdplug.Method):
 
     Config:
         variant: `progressive`, `auxiliary` or `joint-then-task`.
-        feature_map_weight: weight of the feature-map loss (per layer).
+        feature_map_weight: weight of the feature-map loss (per layer; 100,
+            the reference's `hidden_distill_factor`).
         feature_map_norm: `layer` (both maps layer-normalised over the
             hidden units, no learned scale or shift, before the MSE: the
             reference code) or `none` (the raw maps, kdplug 0.1).
+        mean_weight, variance_weight: weights of the distribution terms
+            (`FeatureStatisticsTransfer`: each token's mean and variance
+            over the hidden units, matched; 5000 and 5, the reference's
+            `beta_distill_factor` and `gamma_distill_factor`); 0 drops one.
         attention_weight: weight of the attention loss (per layer).
         temperature: softmax temperature T of the soft loss.
         alpha: weight of the soft loss; the hard loss gets `1 - alpha`.
@@ -88,8 +100,10 @@ class MobileBertPKTMethod(kdplug.Method):
     class Config:
         variant: Literal["progressive", "auxiliary", "joint-then-task"] = (
             "progressive")
-        feature_map_weight: float = 1.0
+        feature_map_weight: float = 100.0
         feature_map_norm: Literal["layer", "none"] = "layer"
+        mean_weight: float = 5000.0
+        variance_weight: float = 5.0
         attention_weight: float = 1.0
         temperature: float = 1.0
         alpha: float = 1.0
@@ -108,7 +122,8 @@ class MobileBertPKTMethod(kdplug.Method):
             if self.temperature <= 0:
                 raise ValueError(
                     f"temperature must be > 0, got {self.temperature}")
-            for field in ("feature_map_weight", "attention_weight"):
+            for field in ("feature_map_weight", "attention_weight", "mean_weight",
+                          "variance_weight"):
                 if getattr(self, field) < 0:
                     raise ValueError(f"{field} must be >= 0")
             if self.feature_map_weight == 0 and self.attention_weight == 0:
@@ -136,6 +151,7 @@ class MobileBertPKTMethod(kdplug.Method):
         from kdplug.mapping import check_tap_pair
         from kdplug.terms import AttentionTransfer
         from kdplug.terms import FeatureMapTransfer
+        from kdplug.terms import FeatureStatisticsTransfer
 
         cfg = self.config
         hidden = [(f"hidden/{t}", f"hidden/{s}") for t, s in pairs]
@@ -156,6 +172,10 @@ class MobileBertPKTMethod(kdplug.Method):
             terms.append(FeatureMapTransfer(
                 hidden, weight=cfg.feature_map_weight,
                 layer_norm=cfg.feature_map_norm == "layer"))
+        for statistic, weight in (("mean", cfg.mean_weight),
+                                  ("variance", cfg.variance_weight)):
+            if weight > 0:
+                terms.append(FeatureStatisticsTransfer(hidden, statistic, weight=weight))
         if cfg.attention_weight > 0:
             terms.append(AttentionTransfer(
                 attention, weight=cfg.attention_weight,

@@ -73,12 +73,14 @@ def test_stages_of_each_variant(teacher):
     student = make_student(teacher)
     method = make_method(layer_epochs=2, distill_epochs=3, layer_learning_rate=1e-3,
                          alpha=0.5, temperature=2.0, feature_map_weight=3.0,
-                         attention_weight=0.5)
+                         attention_weight=0.5, mean_weight=7.0, variance_weight=0.0)
     stages = method.stages(teacher, student)
     assert [s.name for s in stages] == ["layer_1", "layer_2", "distill"]
     for layer, stage in enumerate(stages[:2], start=1):
-        fmt, at = stage.terms
-        assert (fmt.name, at.name) == ("feature_map_mse", "attention_kl")
+        fmt, mean, at = stage.terms  # variance_weight 0: no variance term
+        assert (fmt.name, mean.name, at.name) == (
+            "feature_map_mse", "feature_mean", "attention_kl")
+        assert mean.pairs == fmt.pairs and float(mean.weight.numpy()) == 7.0
         assert fmt.pairs == ((f"hidden/{layer}", f"hidden/{layer}"),)
         assert at.pairs == ((f"attention/{layer}", f"attention/{layer}"),)
         assert float(fmt.weight.numpy()) == 3.0 and float(at.weight.numpy()) == 0.5
@@ -93,14 +95,18 @@ def test_stages_of_each_variant(teacher):
 
     (aux,) = make_method(variant="auxiliary").stages(teacher, student)
     assert aux.name == "auxiliary" and aux.trainable is train_all
-    assert [t.name for t in aux.terms] == ["feature_map_mse", "attention_kl", "soft_ce"]
+    assert [t.name for t in aux.terms] == ["feature_map_mse", "feature_mean",
+                                           "feature_variance", "attention_kl", "soft_ce"]
+    # the reference's weights by default: hidden 100, beta 5000, gamma 5, attention 1
+    assert [float(t.weight.numpy()) for t in aux.terms[:4]] == [100.0, 5000.0, 5.0, 1.0]
     assert aux.terms[0].pairs == (("hidden/1", "hidden/1"), ("hidden/2", "hidden/2"))
-    assert aux.terms[1].pairs == (("attention/1", "attention/1"),
+    assert aux.terms[3].pairs == (("attention/1", "attention/1"),
                                   ("attention/2", "attention/2"))
 
     joint, distill = make_method(variant="joint-then-task").stages(teacher, student)
     assert (joint.name, distill.name) == ("joint", "distill")
-    assert [t.name for t in joint.terms] == ["feature_map_mse", "attention_kl"]
+    assert [t.name for t in joint.terms] == ["feature_map_mse", "feature_mean",
+                                             "feature_variance", "attention_kl"]
     assert [t.name for t in distill.terms] == ["soft_ce"]
     assert joint.trainable is train_body and distill.trainable is train_all
 
@@ -109,7 +115,8 @@ def test_stages_of_each_variant(teacher):
     assert layer_1.terms[0].layer_norm is False
 
     # Only the attention term when the feature-map weight is 0.
-    (layer_1, *_) = make_method(feature_map_weight=0.0).stages(teacher, student)
+    (layer_1, *_) = make_method(feature_map_weight=0.0, mean_weight=0.0,
+                                variance_weight=0.0).stages(teacher, student)
     assert [t.name for t in layer_1.terms] == ["attention_kl"]
 
 
@@ -232,7 +239,7 @@ def test_errors_before_training(teacher):
     with pytest.raises(KdplugError, match="head reduction"):
         make_method(head_reduction=None).stages(teacher, four_heads)
     (stage, *_) = make_method(head_reduction="group").stages(teacher, four_heads)
-    assert stage.terms[1].head_reduction == "group"
+    assert stage.terms[-1].head_reduction == "group"  # the attention term
 
 
 def test_config_validates():
@@ -241,6 +248,8 @@ def test_config_validates():
     assert config.student.name == "bottleneck"
     assert config.method_config.variant == "progressive"
     assert config.method_config.feature_map_norm == "layer"
+    assert (config.method_config.feature_map_weight, config.method_config.mean_weight,
+            config.method_config.variance_weight) == (100.0, 5000.0, 5.0)
     base = {"name": "x", "data": {"path": "d.tsv"}, "teacher": {"source": "t.keras"}}
     config = config_from_dict({**base, "method": {"name": "mobilebert-pkt"}})
     assert config.student.name == "bottleneck"

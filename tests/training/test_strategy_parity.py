@@ -67,7 +67,9 @@ CASES = {
                  {"kind": "narrow", "num_layers": 2, "hidden_dim": 8,
                   "intermediate_dim": 16, "num_heads": 2}),
     # progressive: layer_1 (the student has one block), then distill
-    "mobilebert-pkt": ({"name": "mobilebert-pkt", "alpha": 0.5},
+    # (unit weights: the reference's 100 / 5000 / 5 would make SGD diverge)
+    "mobilebert-pkt": ({"name": "mobilebert-pkt", "alpha": 0.5, "feature_map_weight": 1.0,
+                        "mean_weight": 1.0, "variance_weight": 1.0},
                        {"kind": "bottleneck", "preset": "tiny", "num_layers": 1,
                         "intra_dim": 8, "num_heads": 2, "intermediate_dim": 16,
                         "num_feedforward": 1, "embedding_dim": 8}),
