@@ -2,10 +2,7 @@ import keras
 from keras import ops
 
 from kdplug.terms.paired_term import PairedTerm
-from kdplug.terms.pairs import check_widths
 from kdplug.terms.pairs import l2_normalize
-from kdplug.terms.pairs import masked_token_mean
-from kdplug.terms.pairs import padding_mask
 
 
 @keras.saving.register_keras_serializable(package="kdplug")
@@ -44,17 +41,13 @@ class CosineHidden(PairedTerm):
                          **kwargs)
         self.epsilon = float(epsilon)
 
+    def per_token(self, t, s):
+        cosine = ops.sum(
+            l2_normalize(t, self.epsilon) * l2_normalize(s, self.epsilon), axis=-1)
+        return 1.0 - cosine
+
     def call(self, teacher, student, batch):
-        mask = padding_mask(batch, self.name)
-        valid = ops.sum(mask, axis=-1)
-        total = 0.0
-        for t_name, s_name, t, s in self.float_pairs(teacher, student):
-            check_widths(t, s, t_name, s_name, self.name)
-            cosine = ops.sum(
-                l2_normalize(t, self.epsilon) * l2_normalize(s, self.epsilon), axis=-1
-            )
-            total = total + masked_token_mean(1.0 - cosine, mask, valid)
-        return total
+        return self.token_mean_over_pairs(teacher, student, batch, self.per_token)
 
     def get_config(self):
         config = super().get_config()

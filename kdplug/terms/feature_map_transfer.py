@@ -2,9 +2,6 @@ import keras
 from keras import ops
 
 from kdplug.terms.paired_term import PairedTerm
-from kdplug.terms.pairs import check_widths
-from kdplug.terms.pairs import masked_token_mean
-from kdplug.terms.pairs import padding_mask
 
 
 @keras.saving.register_keras_serializable(package="kdplug")
@@ -65,17 +62,13 @@ class FeatureMapTransfer(PairedTerm):
         var = ops.mean(ops.square(x - mean), axis=-1, keepdims=True)
         return (x - mean) / ops.sqrt(var + self.epsilon)
 
+    def per_token(self, t, s):
+        if self.layer_norm:
+            t, s = self.normalize(t), self.normalize(s)
+        return ops.mean(ops.square(t - s), axis=-1)
+
     def call(self, teacher, student, batch):
-        mask = padding_mask(batch, self.name)
-        valid = ops.sum(mask, axis=-1)
-        total = 0.0
-        for t_name, s_name, t, s in self.float_pairs(teacher, student):
-            check_widths(t, s, t_name, s_name, self.name)
-            if self.layer_norm:
-                t, s = self.normalize(t), self.normalize(s)
-            per_token = ops.mean(ops.square(t - s), axis=-1)
-            total = total + masked_token_mean(per_token, mask, valid)
-        return total
+        return self.token_mean_over_pairs(teacher, student, batch, self.per_token)
 
     def get_config(self):
         config = super().get_config()

@@ -2,9 +2,6 @@ import keras
 from keras import ops
 
 from kdplug.terms.paired_term import PairedTerm
-from kdplug.terms.pairs import check_widths
-from kdplug.terms.pairs import masked_token_mean
-from kdplug.terms.pairs import padding_mask
 
 STATISTICS = ("mean", "variance")
 
@@ -62,13 +59,7 @@ class FeatureStatisticsTransfer(PairedTerm):
         return ops.abs(ops.var(s, axis=-1) - ops.var(t, axis=-1))
 
     def call(self, teacher, student, batch):
-        mask = padding_mask(batch, self.name)
-        valid = ops.sum(mask, axis=-1)
-        total = 0.0
-        for t_name, s_name, t, s in self.float_pairs(teacher, student):
-            check_widths(t, s, t_name, s_name, self.name)
-            total = total + masked_token_mean(self.per_token(t, s), mask, valid)
-        return total
+        return self.token_mean_over_pairs(teacher, student, batch, self.per_token)
 
     def get_config(self):
         config = super().get_config()

@@ -3,6 +3,9 @@
 from keras import ops
 
 from kdplug.terms.pairs import check_pairs
+from kdplug.terms.pairs import check_widths
+from kdplug.terms.pairs import masked_token_mean
+from kdplug.terms.pairs import padding_mask
 from kdplug.terms.term import Term
 
 
@@ -43,6 +46,20 @@ class PairedTerm(Term):
         for t_name, s_name in self.pairs:
             yield (t_name, s_name, ops.cast(teacher[t_name], "float32"),
                    ops.cast(student[s_name], "float32"))
+
+    def token_mean_over_pairs(self, teacher, student, batch, per_token):
+        """`sum_pairs sum_t m_it f(T_i, S_i)_t / sum_t m_it` per example: the
+        per-token values `per_token(t, s)` `(batch, seq)` of every pair of
+        equally wide `(batch, seq, width)` taps, averaged over each example's
+        valid tokens (`batch["padding_mask"]`; zero without one) and summed
+        over the pairs: the body of every per-token hidden-state term."""
+        mask = padding_mask(batch, self.name)
+        valid = ops.sum(mask, axis=-1)
+        total = 0.0
+        for t_name, s_name, t, s in self.float_pairs(teacher, student):
+            check_widths(t, s, t_name, s_name, self.name)
+            total = total + masked_token_mean(per_token(t, s), mask, valid)
+        return total
 
     def get_config(self):
         config = super().get_config()
