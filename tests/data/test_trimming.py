@@ -28,6 +28,7 @@ def test_every_group_is_cut_by_its_own_mask_and_teacher_features_follow_the_toke
     b_ids, b_mask = padded([7, 17], 32)  # second sentence: 17 -> 24
     w_ids, w_mask = padded([4, 1], 20)  # words: 4 -> 8
     wb_ids, wb_mask = padded([2, 13], 20)  # the pair's second text in words: 13 -> 16
+    s_ids, s_mask = padded([11, 6], 32)  # a student's own tokenizer: 11 -> 16
     rng = np.random.default_rng(0)
     hidden = rng.normal(size=(2, 32, 3)).astype("float32")
     attention = rng.normal(size=(2, 2, 32, 32)).astype("float32")
@@ -36,6 +37,8 @@ def test_every_group_is_cut_by_its_own_mask_and_teacher_features_follow_the_toke
          "token_ids_b": b_ids, "padding_mask_b": b_mask,
          "word_ids": w_ids, "word_padding_mask": w_mask,
          "word_ids_b": wb_ids, "word_padding_mask_b": wb_mask,
+         "student/token_ids": s_ids, "student/segment_ids": s_mask * 0,
+         "student/padding_mask": s_mask,
          keys.teacher_key("hidden/2"): hidden,
          keys.teacher_key("attention_scores/1"): attention,
          keys.teacher_key("logits"): hidden[:, 0, :2],
@@ -47,6 +50,7 @@ def test_every_group_is_cut_by_its_own_mask_and_teacher_features_follow_the_toke
         "token_ids": 16, "segment_ids": 16, "padding_mask": 16,
         "token_ids_a": 8, "padding_mask_a": 8, "token_ids_b": 24, "padding_mask_b": 24,
         "word_ids": 8, "word_padding_mask": 8, "word_ids_b": 16, "word_padding_mask_b": 16,
+        "student/token_ids": 16, "student/segment_ids": 16, "student/padding_mask": 16,
         "teacher/hidden/2": 16, "teacher/attention_scores/1": 2,
         "teacher/logits": 2, "teacher/cls/1": 3, "labels_like": 32}
     assert out["teacher/attention_scores/1"].shape == (2, 2, 16, 16)
@@ -56,7 +60,8 @@ def test_every_group_is_cut_by_its_own_mask_and_teacher_features_follow_the_toke
     # nothing real is cut: every group keeps all its real positions
     for mask_key in keys.PADDED_GROUPS:
         assert int(np.sum(out[mask_key])) == int(np.sum(x[mask_key]))
-    np.testing.assert_array_equal(real_lengths(x), [5 + 3 + 7 + 4 + 2, 9 + 2 + 17 + 1 + 13])
+    np.testing.assert_array_equal(real_lengths(x),
+                                  [5 + 3 + 7 + 4 + 2 + 11, 9 + 2 + 17 + 1 + 13 + 6])
 
 
 @pytest.mark.parametrize("multiple,width", [(1, 9), (5, 10), (8, 16), (64, 32)])

@@ -74,7 +74,7 @@ def cross_config(tmp_path, method=None, **sections):
     student = families.write_tiny_preset("bert", tmp_path / "bert", num_layers=1, seed=1)
     return write_toy_config(
         tmp_path, method or {"name": "kd", "temperature": 2.0, "alpha": 0.5},
-        teacher={"source": teacher, "finetune": {"epochs": 2, "batch_size": 16,
+        teacher={"source": teacher, "finetune": {"epochs": 1, "batch_size": 16,
                                                  "learning_rate": 3e-3},
                  **sections.pop("teacher", {})},
         student={"kind": "hub", "source": "bert"},  # beside the config
@@ -84,7 +84,7 @@ def cross_config(tmp_path, method=None, **sections):
 @pytest.mark.slow
 def test_roberta_teacher_distils_into_a_bert_student_that_ships_with_its_tokenizer(
         tmp_path, capsys):
-    path = cross_config(tmp_path, training={"epochs": 3, "length_buckets": {}},
+    path = cross_config(tmp_path, training={"epochs": 2, "length_buckets": {}},
                         export={"formats": ["keras", "keras_hub_preset"]})
     config = load_config(path)
     assert config.student_config.source == str(tmp_path / "bert")  # resolved
