@@ -14,16 +14,15 @@ class Seq2SeqDecoder:
 
     The source is encoded once per batch; the encoding travels in the
     sampler's cache (so the beam sampler repeats and reorders it with the
-    beams). A model with `decode_cached` (the Transformer student) keeps its
-    decoder's keys and values there too: step `t` runs the decoder on token
-    `y_{t-1}` alone, reading the earlier positions' keys and values and the
-    encoder's cross-attention keys and values (computed once per batch)
-    from the cache, and projects that one state onto the vocabulary. Other
-    models (the GRU student), or `use_cache=False`, decode the whole prefix
-    buffer `[CLS] y_1 .. y_{t-1}` at every step and project position
-    `t - 1`; both give the same tokens (tests/plugins/cmlm_seq2seq/
-    test_seq2seq_decoder.py), the cache at a fraction of the work
-    (bench/seq2seq_decoding.py). Once a row (a beam) has produced
+    beams). A model with `decode_cached` keeps its decoder's state there
+    too (`decoder_cache()`: the Transformer's self- and cross-attention keys
+    and values, the GRU's hidden state): step `t` runs the decoder on token
+    `y_{t-1}` alone from the cached state and projects that one state onto
+    the vocabulary. With `use_cache=False` (or a model without it) every
+    step decodes the whole prefix buffer `[CLS] y_1 .. y_{t-1}` and
+    projects position `t - 1`; both give the same tokens (tests/plugins/
+    cmlm_seq2seq/test_cmlm_decoding.py), the cache at a fraction of the
+    work (bench/seq2seq_decoding.py). Once a row (a beam) has produced
     the end token ([SEP]), every later step gives all its probability to
     [PAD]: a finished beam keeps its score, and the loop stops when every
     row has ended (or the buffer is full). Beam scores are summed log
@@ -82,14 +81,14 @@ class Seq2SeqDecoder:
 
         if self.use_cache:
             def next(prompt, cache, index):
-                encoded, encoder_mask, self_cache, cross_cache = cache
+                encoded, encoder_mask, decoder_cache = cache
                 token = ops.take(prompt, index - 1, axis=1)[:, None]
-                states, self_cache = model.decode_cached(
-                    token, index - 1, encoded, encoder_mask, self_cache, cross_cache)
+                states, decoder_cache = model.decode_cached(
+                    token, index - 1, encoded, encoder_mask, decoder_cache)
                 logits = finish(model.project(states[:, 0]), prompt, index)
-                return logits, None, (encoded, encoder_mask, self_cache, cross_cache)
+                return logits, None, (encoded, encoder_mask, decoder_cache)
 
-            cache = (encoded, encoder_mask, *model.decoder_cache(encoded, encoder_mask))
+            cache = (encoded, encoder_mask, model.decoder_cache(encoded, encoder_mask))
         else:
             def next(prompt, cache, index):
                 encoded, encoder_mask = cache

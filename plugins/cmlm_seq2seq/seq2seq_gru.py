@@ -87,6 +87,27 @@ class Seq2SeqGru(Seq2SeqModel):
                                  mask=[padding_mask, encoder_padding_mask])
         return self.combine(ops.concatenate([h, context], axis=-1))
 
+    def decoder_cache(self, encoder_outputs, encoder_padding_mask):
+        """The cache for decoding one position at a time (`decode_cached`):
+        the decoder GRU's state, `(batch, units)`, starting from the
+        encoder's bridge."""
+        return encoder_outputs[1]
+
+    def decode_cached(self, token_ids, index, encoder_outputs, encoder_padding_mask,
+                      cache):
+        """The decoder state of the next position alone, `(batch, 1,
+        embedding_dim)`, for its token `token_ids` `(batch, 1)`: one step of
+        the GRU cell from the cached state, then attention over the
+        encoder's memory. Equal to `decode_states(...)[:, index]` on the
+        whole prefix (the GRU reads left to right; `index` is not needed).
+        Returns `(states, cache)`."""
+        memory = encoder_outputs[0]
+        x = self.token_embedding(token_ids)[:, 0]
+        h, _ = self.decoder.cell(x, [cache])
+        h = h[:, None, :]
+        context = self.attention([h, memory], mask=[None, encoder_padding_mask])
+        return self.combine(ops.concatenate([h, context], axis=-1)), h[:, 0]
+
     def project(self, states, training=False):
         """Word-piece logits (float32): dropout, then the transposed
         embedding."""

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from kdplug_plugins.cmlm_seq2seq.seq2seq_decoder import Seq2SeqDecoder
+from kdplug_plugins.cmlm_seq2seq.seq2seq_gru import Seq2SeqGru
 from kdplug_plugins.cmlm_seq2seq.seq2seq_transformer import Seq2SeqTransformer
 from kdplug_plugins.cmlm_seq2seq.text_metrics import corpus_bleu
 from kdplug_plugins.cmlm_seq2seq.text_metrics import exact_match
@@ -58,12 +59,33 @@ def test_cached_step_state_equals_the_full_prefix_decode(model_and_sources):
     dec = np.random.default_rng(3).integers(4, 12, (5, model.decoder_length)).astype("int32")
     dec[:, 0] = CLS
     full = np.asarray(model.decode_states(encoded, mask, dec, np.ones_like(dec, bool)))
-    self_cache, cross_cache = model.decoder_cache(encoded, mask)
-    assert tuple(self_cache.shape) == (5, 1, 2, model.decoder_length, 2, 4)
+    cache = model.decoder_cache(encoded, mask)
+    assert tuple(cache[0].shape) == (5, 1, 2, model.decoder_length, 2, 4)
     for t in range(model.decoder_length):
-        state, self_cache = model.decode_cached(dec[:, t:t + 1], t, encoded, mask,
-                                                self_cache, cross_cache)
+        state, cache = model.decode_cached(dec[:, t:t + 1], t, encoded, mask, cache)
         np.testing.assert_allclose(np.asarray(state)[:, 0], full[:, t], atol=1e-5)
+
+
+def test_gru_cached_step_equals_the_full_prefix_decode_and_decodes_the_same():
+    keras.utils.set_random_seed(2)
+    model = Seq2SeqGru(12, 4, 6, embedding_dim=8, units=8, dropout=0.0)
+    model.token_embedding.embeddings.assign(model.token_embedding.embeddings.numpy() * 20)
+    src = np.random.default_rng(4).integers(5, 12, (5, 4)).astype("int32")
+    src[:, 3:] = 0
+    mask = src > 0
+    encoded = model.encode(src, mask)
+    dec = np.random.default_rng(5).integers(4, 12, (5, model.decoder_length)).astype("int32")
+    full = np.asarray(model.decode_states(encoded, mask, dec, np.ones_like(dec, bool)))
+    cache = model.decoder_cache(encoded, mask)
+    for t in range(model.decoder_length):
+        state, cache = model.decode_cached(dec[:, t:t + 1], t, encoded, mask, cache)
+        np.testing.assert_allclose(np.asarray(state)[:, 0], full[:, t], atol=1e-5)
+    arrays = {"encoder_token_ids": src, "encoder_padding_mask": mask.astype("int32")}
+    for strategy, width in (("greedy", 1), ("beam", 3)):
+        np.testing.assert_array_equal(
+            Seq2SeqDecoder(model, CLS, SEP, PAD, strategy, width).generate_ids(arrays, 2),
+            Seq2SeqDecoder(model, CLS, SEP, PAD, strategy, width,
+                           use_cache=False).generate_ids(arrays, 2))
 
 
 @pytest.mark.parametrize("strategy,width", [("greedy", 1), ("beam", 3)])
