@@ -83,6 +83,10 @@ def sentence_representations(model, dataset, poolings=POOLINGS, layers=None,
                           f"got {list(poolings)}")
     layers = list(layers or representation_layers(model))
     taps = [tap for _, tap in layers]
+    # the model's own padding mask (`student/padding_mask` for a student
+    # reading its own tokenizer's encoding, `KeyedInputs`)
+    mask_key = next((k for k in getattr(model, "input_keys", ())
+                     if k.endswith(keys.PADDING_MASK)), keys.PADDING_MASK)
 
     def forward(features):
         outputs = model.taps(features, taps, training=False)
@@ -95,7 +99,7 @@ def sentence_representations(model, dataset, poolings=POOLINGS, layers=None,
             if CLS in poolings:
                 result[f"{label}|{CLS}"] = value[:, 0, :]
             if MEAN in poolings:
-                mask = ops.cast(features[keys.PADDING_MASK], "float32")[:, :, None]
+                mask = ops.cast(features[mask_key], "float32")[:, :, None]
                 result[f"{label}|{MEAN}"] = (
                     ops.sum(value * mask, axis=1)
                     / ops.maximum(ops.sum(mask, axis=1), 1.0))

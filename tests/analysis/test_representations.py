@@ -42,6 +42,21 @@ def test_cls_and_mean_vectors_equal_the_layer_outputs_pooled_by_hand():
     np.testing.assert_allclose(reps["layer 2"]["mean"][0], h2.mean(0), rtol=1e-5, atol=1e-6)
 
 
+def test_a_student_with_its_own_tokenizer_pools_over_its_own_mask():
+    from kdplug.models import KeyedInputs
+
+    inner = testing.tiny_bert_classifier(num_layers=1)
+    own, _ = testing.toy_arrays(num_examples=6, seed=3)
+    own["padding_mask"][:, 4:] = False
+    teacher_side, _ = testing.toy_arrays(num_examples=6, seed=4)  # other lengths
+    batch = {**teacher_side, **{f"student/{k}": v for k, v in own.items()}}
+    reps = sentence_representations(KeyedInputs(inner), _batches(batch, 3),
+                                    jit_compile=False)
+    alone = sentence_representations(inner, _batches(own, 3), jit_compile=False)
+    np.testing.assert_allclose(reps["layer 1"]["mean"], alone["layer 1"]["mean"],
+                               rtol=1e-5, atol=1e-6)
+
+
 def test_bilstm_gives_its_pooled_state_whatever_the_poolings():
     model = BiLstmClassifier(vocabulary_size=40, num_classes=2, embedding_dim=8,
                              lstm_units=4, hidden_dim=8)
