@@ -2,6 +2,7 @@ import keras_hub
 import numpy as np
 import tensorflow as tf
 from keras import ops
+from keras import tree
 
 from kdplug_plugins.cmlm_seq2seq import seq2seq_keys as sk
 
@@ -80,15 +81,23 @@ class Seq2SeqDecoder:
             return ops.where(done[:, None], forced[None, :], logits)
 
         if self.use_cache:
-            def next(prompt, cache, index):
-                encoded, encoder_mask, decoder_cache = cache
-                token = ops.take(prompt, index - 1, axis=1)[:, None]
-                states, decoder_cache = model.decode_cached(
-                    token, index - 1, encoded, encoder_mask, decoder_cache)
-                logits = finish(model.project(states[:, 0]), prompt, index)
-                return logits, None, (encoded, encoder_mask, decoder_cache)
+            fixed, moving = model.decoder_cache(encoded, encoder_mask)
+            # What is the same for every beam of a source (the encoding, the
+            # cross-attention's keys and values) stays out of the sampler's
+            # cache, which the beam sampler gathers along the beams at every
+            # step; repeated here as it repeats its cache (beam-major rows).
+            beams = self.beam_width if self.strategy == "beam" else 1
+            encoded_b, mask_b, fixed_b = tree.map_structure(
+                lambda x: ops.repeat(x, beams, axis=0), (encoded, encoder_mask, fixed))
 
-            cache = (encoded, encoder_mask, model.decoder_cache(encoded, encoder_mask))
+            def next(prompt, moving, index):
+                token = ops.take(prompt, index - 1, axis=1)[:, None]
+                states, moving = model.decode_cached(
+                    token, index - 1, encoded_b, mask_b, fixed_b, moving)
+                logits = finish(model.project(states[:, 0]), prompt, index)
+                return logits, None, moving
+
+            cache = moving
         else:
             def next(prompt, cache, index):
                 encoded, encoder_mask = cache

@@ -88,22 +88,23 @@ class Seq2SeqGru(Seq2SeqModel):
         return self.combine(ops.concatenate([h, context], axis=-1))
 
     def decoder_cache(self, encoder_outputs, encoder_padding_mask):
-        """The cache for decoding one position at a time (`decode_cached`):
-        the decoder GRU's state, `(batch, units)`, starting from the
-        encoder's bridge."""
-        return encoder_outputs[1]
+        """The cache for decoding one position at a time (`decode_cached`),
+        as `(fixed, moving)`: nothing fixed beyond the encoder's outputs;
+        `moving` is the decoder GRU's state, `(batch, units)`, starting
+        from the encoder's bridge."""
+        return (), encoder_outputs[1]
 
     def decode_cached(self, token_ids, index, encoder_outputs, encoder_padding_mask,
-                      cache):
+                      fixed, moving):
         """The decoder state of the next position alone, `(batch, 1,
         embedding_dim)`, for its token `token_ids` `(batch, 1)`: one step of
         the GRU cell from the cached state, then attention over the
         encoder's memory. Equal to `decode_states(...)[:, index]` on the
         whole prefix (the GRU reads left to right; `index` is not needed).
-        Returns `(states, cache)`."""
+        Returns `(states, moving)`."""
         memory = encoder_outputs[0]
         x = self.token_embedding(token_ids)[:, 0]
-        h, _ = self.decoder.cell(x, [cache])
+        h, _ = self.decoder.cell(x, [moving])
         h = h[:, None, :]
         context = self.attention([h, memory], mask=[None, encoder_padding_mask])
         return self.combine(ops.concatenate([h, context], axis=-1)), h[:, 0]

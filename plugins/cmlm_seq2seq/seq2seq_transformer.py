@@ -119,12 +119,13 @@ class Seq2SeqTransformer(Seq2SeqModel):
         return self.decoder_norm(x)
 
     def decoder_cache(self, encoder_outputs, encoder_padding_mask):
-        """The cache for decoding one position at a time (`decode_cached`):
-        `(self_cache, cross_cache)`, the decoder's self-attention keys and
+        """The cache for decoding one position at a time (`decode_cached`),
+        as `(fixed, moving)`: `fixed` is the cross-attention's keys and
+        values over the encoder's outputs, computed here once, `(batch,
+        layers, 2, source_length, heads, head_dim)`, the same for every
+        beam of a source; `moving` the decoder's self-attention keys and
         values, empty, `(batch, layers, 2, decoder_length, heads,
-        head_dim)`, and the cross-attention's over the encoder's outputs,
-        computed here once, `(batch, layers, 2, source_length, heads,
-        head_dim)`."""
+        head_dim)`, which follow the beams."""
         batch, source_length = ops.shape(encoder_outputs)[0], ops.shape(encoder_outputs)[1]
         head_dim = self.hidden_dim // self.num_heads
         layers = self.num_decoder_layers
@@ -137,22 +138,20 @@ class Seq2SeqTransformer(Seq2SeqModel):
         _, _, cross_cache = self._cached_layers(
             start, 0, encoder_outputs, encoder_padding_mask, self_cache, cross_cache,
             fill_cross=True)
-        return self_cache, cross_cache
+        return cross_cache, self_cache
 
     def decode_cached(self, token_ids, index, encoder_outputs, encoder_padding_mask,
-                      cache):
+                      fixed, moving):
         """The decoder state of position `index` alone, `(batch, 1,
         hidden_dim)`, for its token `token_ids` `(batch, 1)`: the earlier
-        positions' keys and values come from the cache's `self_cache`
-        (this position's are written into it) and the encoder's from its
-        `cross_cache`. Equal to `decode_states(...)[:, index]` on the whole
-        prefix, for `L` times less work at step `L`. Returns `(states,
-        cache)`."""
-        self_cache, cross_cache = cache
+        positions' keys and values come from `moving` (this position's are
+        written into it) and the encoder's from `fixed`. Equal to
+        `decode_states(...)[:, index]` on the whole prefix, for `L` times
+        less work at step `L`. Returns `(states, moving)`."""
         x, self_cache, _ = self._cached_layers(
-            token_ids, index, encoder_outputs, encoder_padding_mask, self_cache,
-            cross_cache, fill_cross=False)
-        return x, (self_cache, cross_cache)
+            token_ids, index, encoder_outputs, encoder_padding_mask, moving,
+            fixed, fill_cross=False)
+        return x, self_cache
 
     def _cached_layers(self, token_ids, index, encoder_outputs, encoder_padding_mask,
                        self_cache, cross_cache, fill_cross):

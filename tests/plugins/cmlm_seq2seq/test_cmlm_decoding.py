@@ -59,10 +59,11 @@ def test_cached_step_state_equals_the_full_prefix_decode(model_and_sources):
     dec = np.random.default_rng(3).integers(4, 12, (5, model.decoder_length)).astype("int32")
     dec[:, 0] = CLS
     full = np.asarray(model.decode_states(encoded, mask, dec, np.ones_like(dec, bool)))
-    cache = model.decoder_cache(encoded, mask)
-    assert tuple(cache[0].shape) == (5, 1, 2, model.decoder_length, 2, 4)
+    fixed, moving = model.decoder_cache(encoded, mask)
+    assert tuple(moving.shape) == (5, 1, 2, model.decoder_length, 2, 4)
+    assert tuple(fixed.shape) == (5, 1, 2, 4, 2, 4)  # over the 4 source positions
     for t in range(model.decoder_length):
-        state, cache = model.decode_cached(dec[:, t:t + 1], t, encoded, mask, cache)
+        state, moving = model.decode_cached(dec[:, t:t + 1], t, encoded, mask, fixed, moving)
         np.testing.assert_allclose(np.asarray(state)[:, 0], full[:, t], atol=1e-5)
 
 
@@ -76,9 +77,9 @@ def test_gru_cached_step_equals_the_full_prefix_decode_and_decodes_the_same():
     encoded = model.encode(src, mask)
     dec = np.random.default_rng(5).integers(4, 12, (5, model.decoder_length)).astype("int32")
     full = np.asarray(model.decode_states(encoded, mask, dec, np.ones_like(dec, bool)))
-    cache = model.decoder_cache(encoded, mask)
+    fixed, moving = model.decoder_cache(encoded, mask)
     for t in range(model.decoder_length):
-        state, cache = model.decode_cached(dec[:, t:t + 1], t, encoded, mask, cache)
+        state, moving = model.decode_cached(dec[:, t:t + 1], t, encoded, mask, fixed, moving)
         np.testing.assert_allclose(np.asarray(state)[:, 0], full[:, t], atol=1e-5)
     arrays = {"encoder_token_ids": src, "encoder_padding_mask": mask.astype("int32")}
     for strategy, width in (("greedy", 1), ("beam", 3)):
