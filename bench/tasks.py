@@ -194,9 +194,15 @@ def _reading(entries):
         if min(len(v) for v in rows.values() if v) < 2:
             parts[-1] += " (one seed: differences under 0.02 are within seed noise)"
         collapsed = [row for row in gains if max(rows[row]) == 0.0]
+        teacher = [e["teacher_value"] for e in entries if e["task"] == task]
+        weak = sum(teacher) / len(teacher) < ft
         lines.append(f"- {task}: against fine-tuning only, " + ", ".join(parts)
                      + "".join(f"; {row} scored 0 at that budget (multi-label: no "
-                               "positive label predicted)" for row in collapsed))
+                               "positive label predicted)" for row in collapsed)
+                     + ("; the teacher scores below the student fine-tuned on the "
+                        "labels at this budget, so distillation pulls the student "
+                        "toward a weaker model: these rows measure the budget more "
+                        "than the methods" if weak else ""))
     return lines
 
 

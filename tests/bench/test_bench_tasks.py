@@ -50,6 +50,11 @@ def test_section_tables_and_reading():
     assert "| kd: `kd` (alpha 0.5, T 2): same student | 2 | 0.7500 ± 0.0141 |" in text
     assert "- regression: against fine-tuning only, kd +0.0500, pkd +0.0300 (one seed" in text
     assert "### multi_label\n\nNot run yet." in text  # the failed run is not a result
+    assert "the teacher scores below" not in text
+    weak = {"results": {"a": entry("token_classification", "ft", 0, 0.41, teacher=0.16),
+                        "b": entry("token_classification", "kd", 0, 0.14, teacher=0.16)}}
+    assert ("kd -0.2700 (one seed: differences under 0.02 are within seed noise); the "
+            "teacher scores below the student fine-tuned") in tasks.render(weak)
 
 
 def test_run_jobs_keeps_reruns_and_records(capsys):
