@@ -23,7 +23,9 @@ Each row is a config built from `configs/*.yaml`, written to
 process (bench/quality.py's runner). Results accumulate in
 `bench/results/claims.json` keyed `<domain>/<row>/seed<seed>`: a stored row
 is not run again (unless `--force`), so the campaign runs in parts and
-resumes after a kill; seed 0 of every row runs before seed 1. The
+resumes after a kill, the interrupted row from its last finished epoch (its
+run folder is kept when its settings match, `benchlib.prepare_run_dir`);
+seed 0 of every row runs before seed 1. The
 "Claims" section of `docs/results.md` (between `<!-- claims:start -->` and
 `<!-- claims:end -->`) is regenerated after every row.
 
