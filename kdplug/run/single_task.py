@@ -30,6 +30,7 @@ from kdplug.run.teacher_setup import EVAL_BATCH_SIZE
 from kdplug.run.teacher_setup import TeacherSetup
 from kdplug.run.teacher_setup import teacher_seed
 from kdplug.storage import format_size
+from kdplug.teacher.loading import check_sequence_length
 from kdplug.teacher.loading import check_teacher_serves
 from kdplug.teacher.output_cache import TeacherCache
 from kdplug.training.callbacks.keep_best_epoch import check_early_stopping
@@ -329,12 +330,7 @@ class SingleTaskRunner(Runner):
             return None
         cfg = self.context.config
         backbone = student.model.backbone
-        limit = getattr(backbone, "max_sequence_length", None)
-        if limit is not None and cfg.data.sequence_length > limit:
-            raise ConfigError(
-                f"the student has position embeddings for {limit} tokens; "
-                f"data.sequence_length is {cfg.data.sequence_length}",
-                cfg.file, "data.sequence_length", cfg.data.sequence_length)
+        check_sequence_length(backbone, cfg, "student")
         encoder = StudentTextEncoder(kind.tokenizer, cfg.data.sequence_length,
                                      prefix=student.prefix)
         if self.context.is_chief:
@@ -395,29 +391,26 @@ def build_stages(method, teacher, student_kind, config):
     return student, stages
 
 
-# The taps a student reading its own tokens shares with the teacher: one
-# vector per example (hidden states, attention maps and token-level outputs
-# run over positions the two tokenizers do not share).
-PER_EXAMPLE_TAPS = ("logits", "pooled", "cls/")
-
-
 def check_own_tokenizer_terms(student, config, stages):
     """A student with its own tokenizer (`kdplug.models.KeyedInputs`,
-    `student.kind: hub`) meets the teacher on per-example taps only: a term
-    reading anything else of either model is a `ConfigError` naming the
-    stage, the term and the tap."""
+    `student.kind: hub`) meets the teacher on per-example taps only
+    (`logits` of a sentence head, `pooled`, `cls/<i>`; hidden states,
+    attention maps and per-token outputs run over positions the two
+    tokenizers do not share): a term reading anything else of either model
+    is a `ConfigError` naming the stage, the term and the tap."""
     if not isinstance(student, KeyedInputs):
         return
     for stage in stages:
         for term in stage.terms:
             taps = set(term.required_student_taps()) | set(term.required_teacher_taps())
             for tap in sorted(taps):
-                if tap == "logits" and getattr(student, "per_token", False):
-                    tap = "logits (one per token)"
-                elif tap in PER_EXAMPLE_TAPS[:2] or tap.startswith(PER_EXAMPLE_TAPS[2]):
+                per_example = (not student.per_token if tap == "logits"
+                               else tap == "pooled" or tap.startswith("cls/"))
+                if per_example:
                     continue
+                shown = "logits (one per token)" if tap == "logits" else tap
                 raise ConfigError(
-                    f"{stage.name}/{term.name} reads {tap!r}, which runs over token "
+                    f"{stage.name}/{term.name} reads {shown!r}, which runs over token "
                     "positions; this student encodes the text with its own tokenizer, "
                     "so its positions are not the teacher's. Choose a method whose "
                     "terms read logits, pooled or cls/<i> (docs/models.md, `hub`), "

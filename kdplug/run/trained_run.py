@@ -198,10 +198,9 @@ class TrainedRun:
         """
         from kdplug.config.sections import DataConfig
         from kdplug.data.readers import Splits
+        from kdplug.data.readers import IN_MEMORY
         from kdplug.data.readers import describe_sources
         from kdplug.data.readers import read_splits
-
-        from kdplug.data.readers import IN_MEMORY
 
         if self.config.data.path == IN_MEMORY:
             raise KdplugError(f"--split {name}: run {self.name!r} read in-memory data "

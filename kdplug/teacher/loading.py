@@ -224,18 +224,25 @@ def check_teacher(teacher, tokenizer, config):
     the data's sequence length fits its position embeddings, and the
     tokenizer's vocabulary is the one its embedding was trained with.
     Raises `ConfigError` naming the field."""
-    max_len = teacher.backbone.max_sequence_length
-    if config.data.sequence_length > max_len:
-        raise ConfigError(
-            f"above the teacher's maximum sequence length {max_len}",
-            config.file, "data.sequence_length", config.data.sequence_length,
-        )
+    check_sequence_length(teacher.backbone, config, "teacher")
     vocabulary = teacher.backbone.token_embedding.input_dim
     if tokenizer.vocabulary_size() != vocabulary:
         raise ConfigError(
             f"tokenizer has {tokenizer.vocabulary_size()} tokens but the "
             f"teacher's embedding has {vocabulary}",
             config.file, "teacher.tokenizer", config.teacher.tokenizer,
+        )
+
+
+def check_sequence_length(backbone, config, role):
+    """Raises `ConfigError` naming `data.sequence_length` when it is above
+    the position embeddings of `backbone` (the `role`'s: teacher or
+    student); a backbone without a limit passes."""
+    max_len = getattr(backbone, "max_sequence_length", None)
+    if max_len is not None and config.data.sequence_length > max_len:
+        raise ConfigError(
+            f"above the {role}'s maximum sequence length {max_len}",
+            config.file, "data.sequence_length", config.data.sequence_length,
         )
 
 
