@@ -35,9 +35,10 @@ class RunContext:
             computed when not given); every finished stage records its
             fingerprint, and a stage finished with other settings is never
             reused.
-        data: in-memory data the run reads instead of the config's data
-            sources (`Experiment(config, data=...)`; the config's
-            `data.path` is then `<in memory>`), or None.
+        data: the splits of in-memory data (`Experiment(config,
+            data=...)`, which reads them once; the config's `data.path` is
+            then `<in memory>`), read instead of the config's data sources,
+            or None.
         data_fingerprint: the content fingerprint of `data`
             (`kdplug.data.examples.splits_fingerprint`); it stands for the
             data files' in the cache keys.

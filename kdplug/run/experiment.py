@@ -69,11 +69,14 @@ class Experiment:
                  log_every_steps=DEFAULT_LOG_EVERY_STEPS, data=None):
         self.plugin_manager = plugin_manager or get_plugin_manager()
         self.log_every_steps = log_every_steps
-        self.data = data
-        self.data_fingerprint = None
+        # in-memory data, read once here: its content fingerprint keys the
+        # run settings and the teacher cache; the checks and the runner use
+        # the same splits
+        self.splits = self.data_fingerprint = None
         if data is not None:
             config = in_memory_config(config)
-            self.data_fingerprint = self._fingerprint(config)
+            self.splits = self._read(config, data)
+            self.data_fingerprint = splits_fingerprint(self.splits)
         self.config = config
 
     def run(self, fresh=False):
@@ -83,7 +86,7 @@ class Experiment:
             fresh: move an existing run folder aside (`<run>.old-<time>`)
                 and start over (`kdplug run --fresh`).
         """
-        for line in check_inputs(self.config, self.plugin_manager, self.data):
+        for line in check_inputs(self.config, self.plugin_manager, self.splits):
             log.info("inputs: %s", line)
         folder = RunFolder(self.config.run_dir())
         with contextlib.ExitStack() as stack:
@@ -103,7 +106,7 @@ class Experiment:
 
     def finetune_teacher(self):
         """Only fine-tunes (and caches) the teacher(s); returns their info."""
-        check_inputs(self.config, self.plugin_manager, self.data)
+        check_inputs(self.config, self.plugin_manager, self.splits)
         with precision_policy(self.config.training.mixed_precision):
             return self._runner().finetune_teacher()
 
@@ -111,7 +114,7 @@ class Experiment:
         keras.utils.set_random_seed(self.config.seed)
         context = RunContext.create(self.config, self.plugin_manager,
                                     log_every_steps=self.log_every_steps,
-                                    settings=settings, data=self.data,
+                                    settings=settings, data=self.splits,
                                     data_fingerprint=self.data_fingerprint)
         replicas = context.strategy.num_replicas_in_sync
         context.log.info("strategy: %s, %d replica%s", type(context.strategy).__name__,
@@ -119,9 +122,9 @@ class Experiment:
         method = context.method()
         return method.runner(method, context)
 
-    def _fingerprint(self, config):
-        """The content fingerprint of `self.data`, read as the run will
-        read it; a method whose runner reads no in-memory data (or reads
+    def _read(self, config, data):
+        """The splits of in-memory `data`, read as the run reads its data
+        section; a method whose runner reads no in-memory data (or reads
         more than the `data` section) is an error naming it."""
         method = self.plugin_manager.methods.get(config.method.name)(config.method_config)
         sources = list(method.data_sources(config))
@@ -131,8 +134,7 @@ class Experiment:
                 "config names; Experiment(config, data=...) works with single-task "
                 "methods", config.file, "method.name")
         _, source, label_kind = sources[0]
-        return splits_fingerprint(read_splits(source, label_kind=label_kind,
-                                              seed=config.seed, data=self.data))
+        return read_splits(source, label_kind=label_kind, seed=config.seed, data=data)
 
     def _write_config(self, context):
         """`config.yaml` (the resolved config) and `source.json` (the file

@@ -35,15 +35,16 @@ from kdplug.teacher.sources import describe_source
 from kdplug.teacher.sources import resolve_source
 
 
-def check_inputs(config, plugin_manager=None, data=None):
+def check_inputs(config, plugin_manager=None, splits=None):
     """Opens the data and resolves the teacher of `config`.
 
     Args:
         config: an `ExperimentConfig`.
         plugin_manager: where the method is registered (default: the
             process-wide one).
-        data: in-memory data read instead of the `data` section's sources
-            (`Experiment(config, data=...)`).
+        splits: the `data` section's splits, already read from in-memory
+            data (`Experiment(config, data=...)`), checked instead of its
+            sources.
 
     Returns:
         Lines describing what was found (one per data source, one for the
@@ -55,7 +56,7 @@ def check_inputs(config, plugin_manager=None, data=None):
 
         plugin_manager = get_plugin_manager()
     method = plugin_manager.methods.get(config.method.name)(config.method_config)
-    memory, lines = data, []
+    memory, lines = splits, []
     for field, source, label_kind in method.data_sources(config):
         if not (source.has_test or source.has_validation):
             raise ConfigError(
@@ -66,8 +67,8 @@ def check_inputs(config, plugin_manager=None, data=None):
             lines.append(f"{field}: {source.path} (TFDS: read when the run starts)")
             continue
         in_memory = memory if field == "data" else None
-        splits = read_splits(source, config.resolve_path, label_kind, config.seed,
-                             data=in_memory)
+        splits = in_memory if in_memory is not None else read_splits(
+            source, config.resolve_path, label_kind, config.seed)
         names = splits.label_map.names if splits.label_map is not None else None
         counts = ", ".join(
             f"{_split_name(source, name, config)} {_describe(examples, label_kind, names)}"

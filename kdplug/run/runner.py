@@ -38,8 +38,9 @@ class Runner:
     ```
     """
 
-    # Whether the runner reads `context.data`, in-memory data passed to
-    # `Experiment(config, data=...)` instead of the config's data sources.
+    # Whether the runner reads `context.data`, the splits of in-memory data
+    # passed to `Experiment(config, data=...)`, instead of the config's
+    # data sources.
     reads_in_memory_data = False
 
     def __init__(self, method, context):

@@ -144,10 +144,13 @@ class SingleTaskRunner(Runner):
         return self.method.task
 
     def read_splits(self):
-        """The data's splits, labels read as the task kind reads them."""
+        """The data's splits, labels read as the task kind reads them (the
+        in-memory data's, already read, `context.data`)."""
+        if self.context.data is not None:
+            return self.context.data
         cfg = self.context.config
         return read_splits(cfg.data, cfg.resolve_path, label_kind=self.task.label_kind,
-                           seed=cfg.seed, data=self.context.data)
+                           seed=cfg.seed)
 
     # ------------------------------------------------------------- pieces
     def prepare_teacher(self, splits, student_kind=None):
