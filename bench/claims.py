@@ -105,7 +105,17 @@ class ClaimRow:
     augment_n: int = None
     monitor: str = "val_accuracy"
 
-    def estimate_s(self, domain, args):
+    def estimate_s(self, domain, args, results=None):
+        """Seconds one seed of this row takes: the mean wall time of its
+        finished seeds in `results` (run whole, at the same budget; not for
+        the teacher, whose stored time may be a cache hit), else a model of
+        steps times a step's cost on 2 CPU cores."""
+        measured = [] if self.kind == "teacher" else [e["wall_s"] for key, e in ((results or {}).get("results") or {}).items()
+                    if key.startswith(f"{domain}/{self.id}/") and "error" not in e
+                    and not e.get("resumed") and e.get("wall_s")
+                    and e.get("budget") == budget(self, args)]
+        if measured:
+            return sum(measured) / len(measured)
         steps = DOMAINS[domain]["steps"]
         epochs = EPOCH_FACTOR
         if self.kind == "teacher":
@@ -488,14 +498,15 @@ def write_markdown(path, section):
 # Command line
 
 
-def estimates_text(args):
+def estimates_text(args, results=None):
     lines = [f"Estimated wall time per row and seed on 2 CPU cores (at most "
-             f"{args.epochs} epochs, early stopping; ~{EPOCH_FACTOR} epochs run on "
-             "average):", ""]
+             f"{args.epochs} epochs, early stopping): the mean of the row's "
+             f"measured seeds in `results`, else modelled (~{EPOCH_FACTOR} epochs "
+             "run on average):", ""]
     for domain in DOMAINS:
         total = 0.0
         for row in ROWS:
-            est = row.estimate_s(domain, args)
+            est = row.estimate_s(domain, args, results)
             total += est if row.kind != "teacher" else 0.0
             lines.append(f"  {domain:<7} {row.id:<20} {row.group:<9} ~{est / 60:5.1f} min")
         lines.append(f"  {domain}: ~{total / 3600:.1f} h per seed (students), the "
@@ -578,13 +589,13 @@ def todo_list(args):
 
 def main(argv=None):
     args = parse_args(argv)
-    if args.list:
-        print(estimates_text(args))
-        return 0
     base = os.path.join(ROOT, "runs", "claims-smoke" if args.smoke else "claims")
     args.run_root = os.path.abspath(args.run_root or base)
     results_path = args.results or (os.path.join(args.run_root, "claims.json")
                                     if args.smoke else RESULTS)
+    if args.list:
+        print(estimates_text(args, load_results(results_path)))
+        return 0
     out = args.out or (os.path.join(args.run_root, "results.md") if args.smoke else OUT)
     smoke = None
     if args.smoke:
@@ -612,7 +623,7 @@ def main(argv=None):
         if args.dry_run:
             quality._validate(config_path)
             print(f"{key}: {os.path.relpath(config_path)} OK "
-                  f"(~{row.estimate_s(domain, args) / 60:.1f} min)")
+                  f"(~{row.estimate_s(domain, args, results) / 60:.1f} min)")
             continue
         run_dir = os.path.join(args.run_root, name)
         resumes = prepare_run_dir(run_dir, config_path)  # never stale stages
@@ -620,7 +631,7 @@ def main(argv=None):
                                    else "metrics.json")
         print(f"{key}: {'resuming' if resumes else 'running'} "
               f"({os.path.relpath(config_path)}, estimate "
-              f"~{row.estimate_s(domain, args) / 60:.1f} min)", flush=True)
+              f"~{row.estimate_s(domain, args, results) / 60:.1f} min)", flush=True)
         start = time.perf_counter()
         qrow = quality.Row(row.id, row.label, row.base, row.group, "",
                            kind="teacher" if row.kind == "teacher" else "run")

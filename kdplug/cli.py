@@ -242,8 +242,8 @@ def cmd_analyze(args):
 def cmd_predict(args):
     import json
 
+    from kdplug.data.text_files import read_texts
     from kdplug.run.run_inputs import check_texts
-    from kdplug.run.run_inputs import read_texts
     from kdplug.run.trained_run import TrainedRun
 
     run = TrainedRun(args.run_dir, roles=(args.model,))

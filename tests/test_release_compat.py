@@ -53,11 +53,17 @@ CHANGED_SINCE_0_1 = {
     "tinybert": {"cache.teacher_outputs": (False, True),
                  "cache.disk_budget_gb": (None, 8.0),
                  # issue #20: one fit_dense projection, as the reference
-                 "method.projection": (None, "shared")},
+                 "method.projection": (None, "shared"),
+                 # issue #20: general distillation from the pre-trained
+                 # teacher on a general corpus, as the paper
+                 "method.general_corpus": (None, "../data/general_english.txt"),
+                 "method.general_teacher": (None, "pretrained")},
     # issue #20, the papers' recipes: PKD and DistilBERT students start from
     # the pre-trained teacher's layers (truncated students print their
     # `init`), PKD's soft term is the reference's T^2 KL / C
-    "distilbert": {"student.init": (None, "pretrained")},
+    "distilbert": {"student.init": (None, "pretrained"),
+                   "method.general_corpus": (None, "../data/general_english.txt"),
+                   "method.general_teacher": (None, "pretrained")},
     "fastbert": {"student.init": (None, "teacher"),
                  "method.branch_form": (None, "paper")},
     "mobilebert_pkt": {"method.feature_map_norm": (None, "layer"),

@@ -30,7 +30,10 @@ class ExperimentConfig:
     hand. `method_config` and `student_config` are instances of the
     registered plugins' `Config` dataclasses; `augment` keeps the document's
     list as written (for the resolved `config.yaml`), `augment_entries` the
-    validated `AugmentEntry`s.
+    validated `AugmentEntry`s. `input_files` maps the dotted fields of the
+    method's and student's files and model folders (their `path_fields` /
+    `source_fields`) to the resolved paths, whose content the run's
+    settings fingerprint.
 
     Examples:
 
@@ -53,6 +56,7 @@ class ExperimentConfig:
     file: Optional[str] = None
     augment: list = dataclasses.field(default_factory=list)
     augment_entries: list = dataclasses.field(default_factory=list)
+    input_files: dict = dataclasses.field(default_factory=dict)
     cache: Optional[CacheConfig] = None
     export: Optional[ExportConfig] = dataclasses.field(default_factory=ExportConfig)
     analysis: Optional[AnalysisConfig] = None

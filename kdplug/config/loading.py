@@ -135,6 +135,7 @@ def config_from_dict(data, file=None, plugin_manager=None):
         task=_task_kind(data_cfg, method_name, method_cls, plugin_manager, file),
     )
     _resolve_sources(student_cls, config)
+    _resolve_method_paths(method_cls, config)
     config.augment_entries = parse_augment(
         top.augment, plugin_manager.augmenters, file,
         resolve_path=config.resolve_path,
@@ -157,8 +158,28 @@ def _resolve_sources(student_cls, config):
     for field in getattr(student_cls, "source_fields", ()):
         value = getattr(config.student_config, field, None)
         if value:
-            setattr(config.student_config, field, resolve_source(
-                value, config.resolve_path, config.file, f"student.{field}"))
+            path = resolve_source(value, config.resolve_path, config.file,
+                                  f"student.{field}")
+            setattr(config.student_config, field, path)
+            config.input_files[f"student.{field}"] = path
+
+
+def _resolve_method_paths(method_cls, config):
+    """A method's files (its `path_fields`, e.g. TinyBERT's
+    `general_corpus`): resolved against the config file into
+    `config.input_files` (the option keeps its value as written); a
+    missing file is an error naming `method.<field>`."""
+    for field in getattr(method_cls, "path_fields", ()):
+        value = getattr(config.method_config, field, None)
+        if not value:
+            continue
+        path = config.resolve_path(value)
+        if not os.path.isfile(path):
+            what = "a folder" if os.path.isdir(path) else "no such file"
+            raise ConfigError(f"{path}: {what}; give a file (paths resolve against "
+                              "the config file's folder)", config.file,
+                              f"method.{field}", value)
+        config.input_files[f"method.{field}"] = path
 
 
 def parse_augment(entries, registry, file=None, resolve_path=None, path="augment"):

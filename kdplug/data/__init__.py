@@ -13,6 +13,7 @@ from kdplug.data.readers import Splits
 from kdplug.data.readers import examples_from_dataset
 from kdplug.data.readers import read_rows
 from kdplug.data.readers import read_splits
+from kdplug.data.text_corpus import TextCorpus
 
 _LAZY = {
     "LengthBuckets": "kdplug.data.length_buckets",

@@ -226,7 +226,8 @@ def needs_masking(terms):
 def stage_dataset(dataset, stage, tokenizer, seed, training=True):
     """The dataset one stage trains (or validates) on.
 
-    - `stage.data == "unlabelled"` and `training`: labels become `-1`.
+    - `stage.data` `"unlabelled"` (or a `TextCorpus`) and `training`:
+      labels become `-1`.
     - A term with a `masking` dict (e.g. `MaskedLMLoss`): batches are masked
       with `tokenizer`'s [MASK] id; [CLS], [SEP] and [PAD] are never masked.
       Training batches get new masks every epoch, validation batches
@@ -253,12 +254,12 @@ def stage_dataset(dataset, stage, tokenizer, seed, training=True):
                         training=False)
     ```
     """
-    if stage.data not in STAGE_DATA:
+    if isinstance(stage.data, str) and stage.data not in STAGE_DATA:
         raise KdplugError(
-            f"stage {stage.name!r}: data must be one of {STAGE_DATA}, "
-            f"got {stage.data!r}"
+            f"stage {stage.name!r}: data must be one of {STAGE_DATA} or a "
+            f"kdplug.data.TextCorpus, got {stage.data!r}"
         )
-    if training and stage.data == "unlabelled":
+    if training and stage.data != "task":  # unlabelled, or a corpus
         dataset = drop_labels(dataset)
     options = needs_masking(stage.terms)
     if options is None:

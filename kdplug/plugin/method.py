@@ -8,6 +8,9 @@ from typing import Optional
 
 from kdplug.plugin.configurable import Configurable
 
+# Which teacher a stage distils from (`Stage.teacher`).
+STAGE_TEACHERS = ("finetuned", "pretrained")
+
 
 @dataclasses.dataclass
 class Stage:
@@ -21,16 +24,36 @@ class Stage:
             student's layers for this stage (e.g. progressive transfer); the
             student is made fully trainable again before the next stage.
         data: `"task"` (the labelled training split, plus any augmented
-            examples) or `"unlabelled"` (texts only, labels ignored).
+            examples), `"unlabelled"` (the same texts, labels ignored) or a
+            `kdplug.data.TextCorpus` (the texts of a file of its own, e.g. a
+            general-domain corpus, without labels).
         learning_rate: overrides `training.learning_rate` for this stage.
+        teacher: `"finetuned"` (the run's teacher, after
+            `teacher.finetune`) or `"pretrained"` (the teacher as loaded
+            from `teacher.source`, before fine-tuning: a general
+            distillation stage). A pre-trained teacher's classifier head
+            is untrained, so a stage reading its `logits` is refused.
     """
 
     name: str
     terms: list
     epochs: Optional[int] = None
     trainable: Optional[Callable[[Any], None]] = None
-    data: str = "task"
+    data: Any = "task"
     learning_rate: Optional[float] = None
+    teacher: str = "finetuned"
+
+    def __post_init__(self):
+        if self.teacher not in STAGE_TEACHERS:
+            raise ValueError(f"stage {self.name!r}: teacher must be one of "
+                             f"{', '.join(STAGE_TEACHERS)}, got {self.teacher!r}")
+
+    @property
+    def own_inputs(self):
+        """Whether the stage trains on other inputs than the run's transfer
+        set with the fine-tuned teacher (its own corpus, or the pre-trained
+        teacher): the runner then gives it its own teacher outputs."""
+        return self.teacher != "finetuned" or not isinstance(self.data, str)
 
 
 class Method(Configurable):
@@ -61,6 +84,10 @@ class Method(Configurable):
     """
 
     default_student: ClassVar[dict] = {"kind": "truncated"}
+    # `Config` fields that name files (e.g. a corpus of its own): resolved
+    # against the config file when it loads (a missing file is an error
+    # naming `method.<field>`), their content part of the run's settings.
+    path_fields: ClassVar[tuple] = ()
     # The task kinds a run of this method has: `evaluation.metrics` may name
     # only their metrics (`kdplug.config.EvaluationConfig.METRICS`).
     task_kinds: ClassVar[tuple] = ("classification",)

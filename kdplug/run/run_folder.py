@@ -138,7 +138,8 @@ def run_settings(config, data_fingerprint=None):
     without `name`, `output_dir` and `export`, plus the content fingerprint
     of the data files (a file changed in place changes the results too), or
     `data_fingerprint`, that of in-memory data (`Experiment(config,
-    data=...)`). Data fields added for issue #17 and left at their defaults
+    data=...)`), and that of the method's and student's own files
+    (`config.input_files`: a corpus, a student's model folder). Data fields added for issue #17 and left at their defaults
     are left out (`DataConfig.key_fields`), so older run folders resume."""
     settings = {k: v for k, v in config.to_dict().items() if k not in NOT_SETTINGS}
     settings["data"] = {k: v for k, v in settings["data"].items()
@@ -150,6 +151,10 @@ def run_settings(config, data_fingerprint=None):
                           and os.path.exists(config.resolve_path(path))):
         settings["data_file_content"] = source_fingerprints(config.data,
                                                             config.resolve_path)
+    if config.input_files:  # a method's corpus, a student's model folder
+        settings["input_file_content"] = {
+            field: storage.fingerprint_path(path)
+            for field, path in config.input_files.items()}
     return settings
 
 

@@ -11,6 +11,7 @@ from kdplug.data.readers import describe_sources
 from kdplug.data.readers import read_splits
 from kdplug.data.student_text_encoder import STUDENT_TOKENIZER
 from kdplug.data.student_text_encoder import StudentTextEncoder
+from kdplug.data.text_corpus import TextCorpus
 from kdplug.data.text_encoder import needs_pair_inputs
 from kdplug.data.transfer_set import build_transfer_set
 from kdplug.data.word_encoder import WordEncoder
@@ -43,7 +44,9 @@ class SingleTaskRunner(Runner):
     Steps: read the data; load, check and fine-tune (cached) the teacher;
     build the transfer set (`augment:`); build the method's student and
     stages; precompute (or reload) the teacher's outputs (`cache:`); train
-    every stage (`StageRunner`: resumable, finished stages skipped); evaluate
+    every stage (`StageRunner`: resumable, finished stages skipped; a stage
+    with inputs of its own, `Stage.own_inputs`, gets its corpus and teacher
+    from `stage_inputs`); evaluate
     teacher and student on the test split (the validation split when the
     data has none; plus `Method.evaluate`); export; write the report. Class
     names (`data.label_names`, or found in the data) are saved as
@@ -63,6 +66,7 @@ class SingleTaskRunner(Runner):
     """
 
     reads_in_memory_data = True
+    _pretrained = None  # the pre-trained teacher, once a stage asks for it
 
     def run(self):
         ctx, cfg, method = self.context, self.context.config, self.method
@@ -85,25 +89,25 @@ class SingleTaskRunner(Runner):
         words = words or self._student_text_encoder(kind, student)
         # A siamese student on WordPiece ids reads each sentence on its own.
         encoder = TeacherSetup(ctx).encoder(tokenizer, needs_pair_inputs(student))
-        outputs, cache_info = self.teacher_outputs(teacher, encoder, train, stages)
+        outputs, cache_info = self.teacher_outputs(
+            teacher, encoder, train, [s for s in stages if not s.own_inputs])
         buckets = self._length_buckets()
-        if outputs is None:
-            train_ds = self._dataset(encoder, words, train, cfg.training.batch_size,
-                                     shuffle=True, seed=cfg.seed, length_buckets=buckets)
-        else:  # read from disk shard by shard, never the whole split in memory
-            train_ds = outputs.stream(cfg.training.batch_size, shuffle=True,
-                                      seed=cfg.seed, features=self._features(encoder, words),
-                                      length_buckets=buckets)
+        train_ds = self._train_dataset(encoder, words, train, outputs, buckets)
         # Evaluation stays padded (one compiled shape; a split read once per
         # epoch saves less than compiling every width costs).
         val_ds = self._eval_dataset(encoder, words, splits["validation"])
         split = self._evaluation_split(splits)  # test, or validation without one
         test_ds = self._eval_dataset(encoder, words, splits[split])
         runner = StageRunner(ctx)
-        histories = {stage.name: runner.run(index, stage, student, teacher, train_ds,
-                                            val_ds, tokenizer=tokenizer,
-                                            last=index == len(stages) - 1)
-                     for index, stage in enumerate(stages)}
+        histories, own_inputs = {}, {}
+        for index, stage in enumerate(stages):
+            stage_teacher, stage_train = teacher, train_ds
+            if stage.own_inputs and runner.finished_weights(index, stage) is None:
+                stage_teacher, stage_train, own_inputs[stage.name] = self.stage_inputs(
+                    stage, encoder, words, train, buckets, teacher)
+            histories[stage.name] = runner.run(
+                index, stage, student, stage_teacher, stage_train, val_ds,
+                tokenizer=tokenizer, last=index == len(stages) - 1)
         with ctx.timers("evaluation"):
             report = self.evaluate(teacher, student, test_ds, len(splits[split]), split)
         report["evaluation_split"] = split
@@ -119,6 +123,8 @@ class SingleTaskRunner(Runner):
         report["teacher"]["finetune"] = teacher_info
         report["transfer_set"] = {"original": len(splits["train"]), "total": len(train)}
         report["teacher_output_cache"] = cache_info
+        if own_inputs:
+            report["stage_inputs"] = own_inputs
         saved = None  # student.keras, written once (the export links to it)
         if ctx.is_chief and cfg.export:
             saved = self.save_student(student)
@@ -211,6 +217,51 @@ class SingleTaskRunner(Runner):
                     return None, {"cached": False, "online": "over disk budget",
                                   "bytes_needed": need}
             return outputs, outputs.precompute()
+
+    def stage_inputs(self, stage, encoder, words, train, buckets, teacher):
+        """`(teacher, train_ds, info)` of a stage with inputs of its own
+        (`Stage.own_inputs`): the pre-trained teacher (loaded again from
+        `teacher.source`, once per run) or the run's, and the texts of its
+        `TextCorpus` (else the transfer set `train`), with teacher outputs
+        cached for this stage alone, as for the others."""
+        ctx, cfg = self.context, self.context.config
+        if stage.teacher == "pretrained":
+            teacher = self._pretrained_teacher()
+        examples = train
+        if isinstance(stage.data, TextCorpus):
+            with ctx.timers("reading data"):
+                examples = stage.data.read(cfg.data, cfg.resolve_path)
+        outputs, cache_info = self.teacher_outputs(teacher, encoder, examples, [stage])
+        ctx.log.info("stage %s: %d texts from %s, the %s teacher", stage.name,
+                     len(examples), examples.source or "the transfer set", stage.teacher)
+        info = {"teacher": stage.teacher, "examples": len(examples),
+                "source": examples.source or "transfer set",
+                "teacher_output_cache": cache_info}
+        return teacher, self._train_dataset(encoder, words, examples, outputs,
+                                            buckets), info
+
+    def _pretrained_teacher(self):
+        """The teacher as `teacher.source` gives it, before fine-tuning
+        (its head untrained), for stages on the pre-trained teacher."""
+        if self._pretrained is None:
+            cfg = self.context.config
+            self._pretrained, _, _ = TeacherSetup(self.context).load(
+                self.task.num_outputs(cfg.data), **self.task.head_options())
+            self.context.log.info("teacher: loaded again from %s, as pre-trained, "
+                                  "for stages that distil from it", cfg.teacher.source)
+        return self._pretrained
+
+    def _train_dataset(self, encoder, words, examples, outputs, buckets):
+        """The shuffled training batches of `examples`, carrying the teacher
+        outputs `outputs` holds (a `TeacherCache`, or None)."""
+        cfg = self.context.config
+        if outputs is None:
+            return self._dataset(encoder, words, examples, cfg.training.batch_size,
+                                 shuffle=True, seed=cfg.seed, length_buckets=buckets)
+        # read from disk shard by shard, never the whole split in memory
+        return outputs.stream(cfg.training.batch_size, shuffle=True, seed=cfg.seed,
+                              features=self._features(encoder, words),
+                              length_buckets=buckets)
 
     def evaluate(self, teacher, student, test_ds, test_examples, split="test"):
         """The task's primary metric (accuracy, Pearson, micro F1) and

@@ -286,6 +286,16 @@ def check_teacher_serves(teacher, config, stages):
                 f"{', '.join(sorted(offered))}. Choose a method or terms without "
                 f"it, or a teacher family that has it (docs/models.md)",
                 config.file, "teacher.source", config.teacher.source)
+    pretrained = [f"{stage.name}/{term.name}" for stage in stages
+                  if stage.teacher == "pretrained" for term in stage.terms
+                  if "logits" in term.required_teacher_taps()]
+    if pretrained:
+        raise ConfigError(
+            f"{', '.join(pretrained)} read the logits of the pre-trained teacher "
+            "(the stage's teacher: pretrained), whose classifier head is untrained; "
+            "a stage on the pre-trained teacher distils hidden states, attention or "
+            "embeddings only (set the method's general-stage teacher to finetuned "
+            "to read logits)", config.file, "method.name", config.method.name)
     if (config.teacher.finetune is None and not getattr(teacher, "head_trained", True)
             and "logits" in readers):
         raise ConfigError(

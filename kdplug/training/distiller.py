@@ -93,11 +93,19 @@ class Distiller(keras.Model):
     def compile(self, optimizer="adamw", metrics=None, **kwargs):
         """Like `keras.Model.compile` (no `loss`: the terms are the loss).
 
+        `metrics` compare the student's logits with the gold labels, an
+        example without one (label `-1`: augmented, or an unlabelled stage)
+        weighted 0. Keras passes sample weights only to `weighted_metrics`,
+        so they are compiled as those (under their own names): compiled as
+        `metrics`, an unlabelled example would count as class 0.
+
         The optimizer is built for the trainable weights right away, so the
         first `fit` traces the train step once and checkpoints can restore
         optimizer state.
         """
-        super().compile(optimizer=optimizer, metrics=metrics, **kwargs)
+        if metrics:
+            kwargs["weighted_metrics"] = [*metrics, *(kwargs.get("weighted_metrics") or [])]
+        super().compile(optimizer=optimizer, **kwargs)
         self.optimizer.build(self.trainable_variables)
 
     def compile_from_config(self, config):

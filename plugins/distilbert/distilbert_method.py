@@ -3,6 +3,7 @@ from typing import Literal
 from typing import Optional
 
 import kdplug
+from kdplug.data.text_corpus import TextCorpus
 from kdplug.errors import KdplugError
 
 MODES = ("task", "general", "general_then_task")
@@ -25,9 +26,12 @@ class DistilBertMethod(kdplug.Method):
     - `task` (one stage, labelled task data): `soft_weight * soft CE(T)` on
       the teacher's class logits `+ cosine_weight * cosine(last hidden)`
       `+ hard_weight * hard CE` (when `hard_weight > 0`).
-    - `general` (one stage, `data: unlabelled`: the training texts with
-      their labels ignored): `mlm_weight * MLM + cosine_weight *
-      cosine(last hidden)`. The student's MLM head is a training-only
+    - `general` (one stage, no labels): `mlm_weight * MLM + cosine_weight *
+      cosine(last hidden)`, from the *pre-trained* teacher
+      (`general_teacher: pretrained`, the paper's distillation of
+      pre-trained BERT) on `general_corpus` (e.g. kdplug's
+      `data/general_english.txt`) or, without one, on the training texts
+      with their labels ignored. The student's MLM head is a training-only
       branch owned by the loss term (tied to the student's token
       embedding), so the exported classifier never contains it. The
       classifier head is not trained in this stage.
@@ -49,6 +53,11 @@ class DistilBertMethod(kdplug.Method):
             `ceil(sequence_length * mask_rate)`).
         general_epochs: epochs of the general stage (None:
             `training.epochs`).
+        general_corpus: the general stage's texts (a text file, one text a
+            line, or a table's `data.text_column`), relative to the config
+            file; null: the task's training texts.
+        general_teacher: `pretrained` (the paper) or `finetuned` (kdplug
+            0.2): which teacher the general stage distils from.
 
     Examples:
 
@@ -65,6 +74,7 @@ class DistilBertMethod(kdplug.Method):
     default_student = {"kind": "truncated", "layers": "every_other",
                        "init": "pretrained"}
     task_kinds = ("classification", "regression", "multi_label", "token_classification")
+    path_fields = ("general_corpus",)
 
     @dataclasses.dataclass
     class Config:
@@ -77,6 +87,8 @@ class DistilBertMethod(kdplug.Method):
         mask_rate: float = 0.15
         max_predictions: Optional[int] = None
         general_epochs: Optional[int] = None
+        general_corpus: Optional[str] = None
+        general_teacher: Literal["pretrained", "finetuned"] = "pretrained"
 
         def __post_init__(self):
             if self.temperature <= 0:
@@ -157,5 +169,6 @@ class DistilBertMethod(kdplug.Method):
                 "cosine_weight > 0"
             )
         return kdplug.Stage(
-            "general", terms, epochs=cfg.general_epochs, data="unlabelled"
-        )
+            "general", terms, epochs=cfg.general_epochs,
+            data=TextCorpus.stage_data(cfg.general_corpus, "method.general_corpus"),
+            teacher=cfg.general_teacher)

@@ -4,6 +4,7 @@ from typing import Optional
 
 import kdplug
 from kdplug.config.refs import MappingRef
+from kdplug.data.text_corpus import TextCorpus
 from kdplug.errors import KdplugError
 from kdplug.mapping import EMBEDDINGS
 
@@ -38,11 +39,14 @@ class TinyBertMethod(kdplug.Method):
 
     Stages (`stages:`, any subset, in this order):
 
-    - `general`: embedding + hidden + attention losses on the training texts
-      with labels ignored (`data: unlabelled`); stands in for the paper's
-      general distillation (the *pre-trained* teacher on a general corpus,
-      neither of which a run has offline: here the fine-tuned teacher on
-      the task's texts).
+    - `general`: embedding + hidden + attention losses without labels: the
+      paper's general distillation, from the *pre-trained* teacher
+      (`general_teacher: pretrained`, the teacher as `teacher.source`
+      gives it) on a general-domain corpus (`general_corpus`, a text file;
+      kdplug ships `data/general_english.txt`, news editorials and product
+      reviews). Without `general_corpus` the stage reads the task's
+      training texts, labels ignored; `general_teacher: finetuned` distils
+      from the fine-tuned teacher (kdplug 0.2).
     - `task_intermediate`: the same intermediate losses on the task's
       transfer set (`data: task`).
     - `task_prediction`: the soft cross-entropy on the logits.
@@ -71,6 +75,11 @@ class TinyBertMethod(kdplug.Method):
         prediction_weight: weight of the prediction loss.
         head_reduction: `group`, `mean` or null, for attention maps with
             different head counts (null requires equal counts, as TinyBERT).
+        general_corpus: the general stage's texts: a text file (one text a
+            line) or a table whose `data.text_column` holds them, relative
+            to the config file; null: the task's training texts.
+        general_teacher: `pretrained` (the paper) or `finetuned`: which
+            teacher the general stage distils from.
         general_epochs, intermediate_epochs, prediction_epochs: epochs of
             each stage; null uses `training.epochs`.
         general_learning_rate, intermediate_learning_rate,
@@ -86,6 +95,8 @@ class TinyBertMethod(kdplug.Method):
       mapping: uniform
       projection: shared
       temperature: 1.0
+      general_corpus: ../data/general_english.txt
+      general_teacher: pretrained
       general_epochs: 1
     student:
       kind: narrow
@@ -99,6 +110,7 @@ class TinyBertMethod(kdplug.Method):
                    "then soft CE; general and task stages")
     default_student = {"kind": "narrow"}
     task_kinds = ("classification", "regression", "multi_label", "token_classification")
+    path_fields = ("general_corpus",)
 
     @dataclasses.dataclass
     class Config:
@@ -111,6 +123,8 @@ class TinyBertMethod(kdplug.Method):
         attention_weight: float = 1.0
         prediction_weight: float = 1.0
         head_reduction: Optional[Literal["group", "mean"]] = None
+        general_corpus: Optional[str] = None
+        general_teacher: Literal["pretrained", "finetuned"] = "pretrained"
         general_epochs: Optional[int] = None
         intermediate_epochs: Optional[int] = None
         prediction_epochs: Optional[int] = None
@@ -252,7 +266,8 @@ class TinyBertMethod(kdplug.Method):
         if "general" in cfg.stages:
             stages.append(kdplug.Stage(
                 "general", intermediate, epochs=cfg.general_epochs,
-                data="unlabelled", learning_rate=cfg.general_learning_rate))
+                data=TextCorpus.stage_data(cfg.general_corpus, "method.general_corpus"),
+                learning_rate=cfg.general_learning_rate, teacher=cfg.general_teacher))
         if "task_intermediate" in cfg.stages:
             stages.append(kdplug.Stage(
                 "task_intermediate", intermediate, epochs=cfg.intermediate_epochs,

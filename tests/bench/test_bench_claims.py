@@ -116,3 +116,28 @@ def test_campaign_order_is_seed_by_seed_after_the_teacher():
     assert order == [("teacher", 0), ("ft", 0), ("kd", 0), ("ft", 1), ("kd", 1)]
     with pytest.raises(ValueError, match="unknown row or group 'kdd'"):
         claims.select_rows("kdd")
+
+
+def test_estimates_read_the_rows_measured_seeds():
+    args = options()
+    row = claims.ROW_BY_ID["kd"]
+    modelled = row.estimate_s("movie", args)
+    done = {"budget": claims.budget(row, args)}
+    results = {"results": {
+        "movie/kd/seed0": {**done, "wall_s": 500.0},
+        "movie/kd/seed1": {**done, "wall_s": 700.0},
+        "movie/kd/seed2": {**done, "wall_s": 60.0, "resumed": True},  # partial
+        "movie/kd/seed3": {**done, "wall_s": 9.0, "error": "boom"},
+        "tweets/kd/seed0": {**done, "wall_s": 50.0},
+        "movie/kd_x/seed0": {**done, "wall_s": 5.0}}}
+    assert row.estimate_s("movie", args, results) == 600.0
+    other_budget = options(epochs=2)
+    assert row.estimate_s("movie", other_budget, results) == row.estimate_s(
+        "movie", other_budget)
+    assert row.estimate_s("movie", args, {"results": {}}) == modelled
+    # a stored teacher may be a cache hit: its estimate stays modelled
+    teacher = claims.ROW_BY_ID["teacher"]
+    results["results"]["movie/teacher/seed0"] = {
+        "budget": claims.budget(teacher, args), "wall_s": 19.0}
+    assert teacher.estimate_s("movie", args, results) == teacher.estimate_s("movie", args)
+    assert "~ 10.0 min" in claims.estimates_text(args, results)

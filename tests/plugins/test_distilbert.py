@@ -50,6 +50,8 @@ def test_modes_and_terms():
     general, task = method.stages(teacher, student)
     assert (general.name, general.data, task.name, task.data) == (
         "general", "unlabelled", "task", "task")
+    # the paper distils the pre-trained teacher; the task stage the fine-tuned one
+    assert (general.teacher, task.teacher) == ("pretrained", "finetuned")
     assert [t.name for t in general.terms] == ["mlm", "cosine_hidden"]
     assert [t.name for t in task.terms] == ["soft_ce", "cosine_hidden", "hard_ce"]
     # cosine between the last hidden states: teacher layer 4, student layer 2
@@ -113,6 +115,10 @@ def test_config_validates():
     assert (config.method_config.temperature, config.method_config.soft_weight,
             config.method_config.mlm_weight, config.method_config.cosine_weight) == (
         2.0, 5.0, 2.0, 1.0)  # the paper's T, alpha_ce, alpha_mlm, alpha_cos
+    # the general stage: the pre-trained teacher on the shipped general corpus
+    assert config.method_config.general_teacher == "pretrained"
+    assert config.input_files == {
+        "method.general_corpus": os.path.join(ROOT, "data", "general_english.txt")}
     base = {"name": "x", "data": {"path": "d.tsv"}, "teacher": {"source": "t.keras"}}
     # the paper's recipe by default: one layer out of two of the pre-trained
     # teacher, a new head; `init: teacher` keeps the fine-tuned teacher's

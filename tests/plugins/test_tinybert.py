@@ -58,6 +58,10 @@ def test_stages_terms_and_projections():
     assert [(s.name, s.data) for s in (general, intermediate, prediction)] == [
         ("general", "unlabelled"), ("task_intermediate", "task"),
         ("task_prediction", "task")]
+    # the paper: general distillation from the pre-trained teacher
+    assert [s.teacher for s in (general, intermediate, prediction)] == [
+        "pretrained", "finetuned", "finetuned"]
+    assert general.own_inputs and not intermediate.own_inputs
     # the task-intermediate stage continues with the general stage's terms
     # (and therefore the same projections W_e, W_h)
     assert general.terms is intermediate.terms
@@ -223,9 +227,19 @@ def test_config_validates():
         "general", "task_intermediate", "task_prediction"]
     assert config.student.name == "narrow"
     assert config.student_config.hidden_dim == 312
+    # the paper's general stage: the pre-trained teacher on a general corpus
+    assert config.method_config.general_teacher == "pretrained"
+    corpus = os.path.join(ROOT, "data", "general_english.txt")
+    assert config.method_config.general_corpus == "../data/general_english.txt"
+    assert config.input_files == {"method.general_corpus": corpus}
     base = {"name": "x", "data": {"path": "d.tsv"}, "teacher": {"source": "t.keras"}}
     default = config_from_dict({**base, "method": {"name": "tinybert"}})
     assert default.student.name == "narrow"
+    assert (default.method_config.general_corpus, default.input_files) == (None, {})
+    with pytest.raises(ConfigError, match=r"method\.general_corpus: .*missing\.txt: "
+                       r"no such file"):
+        config_from_dict({**base, "method": {"name": "tinybert",
+                                             "general_corpus": "missing.txt"}})
     for bad, match in (({"stages": ["pretrain"]}, "unknown stage"),
                        ({"stages": ["task_prediction", "general"]}, "order"),
                        ({"stages": []}, "at least one"),

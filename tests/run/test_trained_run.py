@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from kdplug.config.sections import DataConfig
+from kdplug.data.text_files import read_texts
 from kdplug.errors import DataError
 from kdplug.errors import KdplugError
 from kdplug.run.run_inputs import check_texts
 from kdplug.run.run_inputs import read_labelled
-from kdplug.run.run_inputs import read_texts
 from kdplug.run.trained_run import TrainedRun
 from kdplug.run.trained_run import softmax
 from kdplug.run.trained_run import word_tags

@@ -182,3 +182,24 @@ def test_swapped_student_and_teacher_are_caught(teacher):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         Distiller(student=student, teacher=teacher, terms=terms)
+
+
+def test_logged_accuracy_counts_labelled_examples_only():
+    """An example without a gold label (-1: augmented, or an unlabelled
+    stage) is left out of the logged accuracy (Keras passes sample weights
+    to `weighted_metrics` only; compiled as plain metrics, it counted as
+    class 0)."""
+    teacher = testing.tiny_bert_classifier(seed=1)
+    student = testing.tiny_bert_classifier(seed=2)
+    distiller = Distiller(student, teacher, [SoftTargetCrossEntropy()])
+    distiller.compile(optimizer="adam", jit_compile=False, metrics=[
+        keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
+    x, y = testing.toy_batch(8, seed=5)
+    predicted = np.argmax(keras.ops.convert_to_numpy(student(x, training=False)), -1)
+    labels = np.asarray(predicted).copy()
+    labels[:3] = 1 - labels[:3]  # 3 of the labelled examples wrong
+    labels[6:] = -1  # 2 unlabelled
+    result = distiller.test_on_batch(x, labels, return_dict=True)
+    assert result["accuracy"] == pytest.approx(3 / 6)
+    result = distiller.test_on_batch(x, np.full(8, -1), return_dict=True)
+    assert result["accuracy"] == 0.0  # nothing labelled: nothing counted
