@@ -83,10 +83,11 @@ def _forward(model, tap, jit_compile):
     return cache[key]
 
 
-def accuracy(model, dataset):
+def accuracy(model, dataset, jit_compile=True):
     """Top-1 accuracy of a logits model on a `(features, labels)` dataset;
-    examples with label `< 0` are left out."""
-    outputs, labels = predict_outputs(model, dataset, jit_compile=True)
+    examples with label `< 0` are left out (`jit_compile`: XLA-compile the
+    forward pass, worth it on a large split)."""
+    outputs, labels = predict_outputs(model, dataset, jit_compile=jit_compile)
     correct, total = masked_accuracy(outputs, labels)
     return correct / max(total, 1)
 

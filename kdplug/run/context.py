@@ -78,6 +78,7 @@ class RunContext:
         self.settings_fingerprint = storage.fingerprint(self.settings)
         self.log = logging.getLogger("kdplug.run")
         self.timers = Timers()
+        self.encoders = {}  # TeacherSetup.encoder's, one per tokenizer and input kind
 
     @classmethod
     def create(cls, config, plugin_manager=None, strategy=None,

@@ -266,7 +266,8 @@ class SingleTaskRunner(Runner):
     def evaluate(self, teacher, student, test_ds, test_examples, split="test"):
         """The task's primary metric (accuracy, Pearson, micro F1) and
         `evaluation.metrics` on `split` (from one prediction pass per
-        model), parameters and batch-1 latency of both models."""
+        model, XLA-compiled when `training.jit_compile` is), parameters and
+        batch-1 latency of both models."""
         cfg, task = self.context.config, self.task
         names = cfg.evaluation.for_kind(task.name)
         measured = task.metric_names(cfg.evaluation)
@@ -282,7 +283,8 @@ class SingleTaskRunner(Runner):
         }
         for role, model in (("teacher", teacher), ("student", student)):
             values = task.metrics(
-                measured, *predict_outputs(model, test_ds, jit_compile=True))
+                measured, *predict_outputs(model, test_ds,
+                                           jit_compile=cfg.training.jit_compile))
             report[role] = {
                 task.primary: values[task.primary],
                 "metrics": {name: values[name] for name in names},

@@ -72,9 +72,18 @@ class TeacherSetup:
         return pretrained
 
     def encoder(self, tokenizer, pair_inputs=False):
-        """A `TextEncoder` for the teacher's tokenizer at `data.sequence_length`."""
-        return TextEncoder(tokenizer, self.context.config.data.sequence_length,
-                           pair_inputs=pair_inputs)
+        """A `TextEncoder` for the teacher's tokenizer at
+        `data.sequence_length`: one per run, tokenizer and kind of input
+        (kept in `context.encoders`), so its traced tokenizer (half a second
+        or more to trace) serves the fine-tuning, the task's checks and
+        every split."""
+        encoders = self.context.encoders
+        key = (id(tokenizer), bool(pair_inputs))
+        if key not in encoders or encoders[key][0] is not tokenizer:
+            encoders[key] = (tokenizer, TextEncoder(
+                tokenizer, self.context.config.data.sequence_length,
+                pair_inputs=pair_inputs))
+        return encoders[key][1]
 
     def finetune(self, teacher, source, encoder, train, validation, objective=None,
                  config=None):

@@ -21,6 +21,7 @@ from kdplug.teacher.cache_admin import TEACHER_WEIGHTS as WEIGHTS
 from kdplug.teacher.objectives import ClassificationObjective
 from kdplug.training.build_state import build_training_state
 from kdplug.training.callbacks.keep_best_epoch import KeepBestEpoch
+from kdplug.training.callbacks.resumable_backup import ResumableBackup
 from kdplug.training.callbacks.validation_metrics import ValidationMetrics
 from kdplug.training.callbacks.stop_on_nan import StopOnNaN
 from kdplug.training.optimizers import make_optimizer
@@ -131,19 +132,20 @@ class TeacherFinetuner:
         log.info("teacher: fine-tuning (%s) for %s%d epoch(s), %d steps",
                  self.objective.name, "at most " if best else "", ft.epochs, steps)
         start = time.perf_counter()
-        history = teacher.fit(
-            train_ds, epochs=ft.epochs,
-            validation_data=val_ds if best else None,
-            verbose=keras_verbosity(self.config.training.verbose),
-            shuffle=False,  # the dataset reshuffles itself every epoch
-            callbacks=[StopOnNaN("teacher fine-tuning",
-                                 learning_rate_field="teacher.finetune.learning_rate"),
-                       *self._scores(best, teacher, val_ds),
-                       *([best] if best else []),
-                       *progress_lines("teacher fine-tuning",
-                                       self.config.training.verbose)],
-        )
+        # An interrupted fine-tuning resumes at its first unfinished epoch
+        # (the backup lives in the entry's folder until the weights are
+        # cached; early stopping's state beside it is written first).
+        backup = os.path.join(self.cache_dir, "backup")
+        # marked first: an unfinished entry lists as partial (`kdplug cache`)
+        storage.mark_entry(self.cache_dir, "teacher", os.path.basename(self.cache_dir),
+                           source=str(self.source))
+        try:
+            history = self._fit(teacher, train_ds, val_ds, best, backup)
+        except TrainingError:  # diverged: nothing to resume from, nothing cached
+            shutil.rmtree(self.cache_dir, ignore_errors=True)
+            raise
         if not all_finite(teacher):  # never cache a broken teacher
+            shutil.rmtree(self.cache_dir, ignore_errors=True)
             raise TrainingError(
                 "teacher fine-tuning produced non-finite weights (learning rate "
                 f"{ft.learning_rate:g}); lower teacher.finetune.learning_rate. "
@@ -153,12 +155,28 @@ class TeacherFinetuner:
         if best:
             info["early_stopping"] = best.summary()
             best.cleanup()
-        storage.mark_entry(self.cache_dir, "teacher", os.path.basename(self.cache_dir),
-                           source=str(self.source))
         storage.save_weights(teacher, self.weights_path, include_optimizer=False)
         storage.write_json(info_path, info, indent=None)  # written last
         log.info("teacher: cached fine-tuned weights in %s", self.cache_dir)
         return dict(info, cached=False)
+
+    def _fit(self, teacher, train_ds, val_ds, best, backup):
+        """`teacher.fit` for `teacher.finetune.epochs`, resumable from
+        `backup` (the History of the epochs it trains)."""
+        ft = self.config.teacher.finetune
+        return teacher.fit(
+            train_ds, epochs=ft.epochs,
+            validation_data=val_ds if best else None,
+            verbose=keras_verbosity(self.config.training.verbose),
+            shuffle=False,  # the dataset reshuffles itself every epoch
+            callbacks=[StopOnNaN("teacher fine-tuning",
+                                 learning_rate_field="teacher.finetune.learning_rate"),
+                       *self._scores(best, teacher, val_ds),
+                       *([best] if best else []),
+                       ResumableBackup(backup, "teacher fine-tuning"),
+                       *progress_lines("teacher fine-tuning",
+                                       self.config.training.verbose)],
+        )
 
     def _scores(self, best, teacher, val_ds):
         """`[ValidationMetrics]` logging the objective's validation metrics

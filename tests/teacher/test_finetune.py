@@ -97,3 +97,49 @@ def test_finetune_seed_shares_one_teacher_across_run_seeds(tmp_path):
     assert shared == {key(0)}
     assert len({key(0), key(1), key(2)}) == 3
     assert key(1, finetune_seed=1) == key(1) != key(1, finetune_seed=0)
+
+
+def test_an_interrupted_fine_tuning_resumes_at_its_first_unfinished_epoch(
+        tmp_path, monkeypatch, kdplug_log):
+    """A kill during the teacher's fine-tuning (the C-MLM teacher of
+    configs/cmlm_seq2seq.yaml takes most of an hour on 2 cores) loses at most
+    the epoch it was in: the next run resumes from the epoch backup kept in
+    the cache entry's folder, with the optimizer's state and step count."""
+    from kdplug.teacher import finetune
+
+    class Interrupt(keras.callbacks.Callback):
+        def on_epoch_begin(self, epoch, logs=None):
+            if epoch == 2:
+                raise KeyboardInterrupt
+
+    real_progress = finetune.progress_lines
+    monkeypatch.setattr(finetune, "progress_lines",
+                        lambda *a: [*real_progress(*a), Interrupt()])
+    config = toy(tmp_path, epochs=3)
+    with pytest.raises(KeyboardInterrupt):
+        Experiment(load_config(config)).finetune_teacher()
+    teachers = os.path.join(os.environ["KDPLUG_CACHE_DIR"], "teachers")
+    [key] = os.listdir(teachers)
+    backup = os.path.join(teachers, key, "backup")
+    assert os.path.isdir(backup)
+    [partial] = teacher_entries()  # listed, not cached yet
+    assert (partial["status"], partial["detail"]) == ("partial", "fine-tuning not finished")
+
+    monkeypatch.setattr(finetune, "progress_lines", real_progress)
+    steps = []
+    real_fit = keras.Model.fit
+
+    def fit(model, *args, **kwargs):
+        history = real_fit(model, *args, **kwargs)
+        steps.append(int(model.optimizer.iterations.numpy()))
+        return history
+
+    monkeypatch.setattr(keras.Model, "fit", fit)
+    info = Experiment(load_config(config)).finetune_teacher()
+    assert info["cached"] is False
+    assert (f"stage teacher fine-tuning: resumed from {backup} at epoch 3 "
+            "(2 finished)") in kdplug_log()
+    assert steps == [3 * 3]  # 3 epochs of 3 steps (44 training examples, batch 16)
+    assert not os.path.exists(backup)
+    [entry] = teacher_entries()
+    assert entry["status"] == "ok"
