@@ -67,6 +67,8 @@ CHANGED_SINCE_0_1 = {
     "fastbert": {"student.init": (None, "teacher"),
                  "method.branch_form": (None, "paper")},
     "mobilebert_pkt": {"method.feature_map_norm": (None, "layer"),
+                       # the reference trains the layers below stage l (loss / l)
+                       "method.lower_layers": (None, "train"),
                        # the reference's layer-wise weights and distribution terms
                        "method.feature_map_weight": (1.0, 100.0),
                        "method.mean_weight": (None, 5000.0),

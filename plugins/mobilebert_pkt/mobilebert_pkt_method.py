@@ -8,6 +8,7 @@ from kdplug.mapping import UniformMapping
 from kdplug_plugins.mobilebert_pkt.selectors import train_all
 from kdplug_plugins.mobilebert_pkt.selectors import train_block
 from kdplug_plugins.mobilebert_pkt.selectors import train_body
+from kdplug_plugins.mobilebert_pkt.selectors import train_lower
 
 VARIANTS = ("progressive", "auxiliary", "joint-then-task")
 
@@ -35,9 +36,13 @@ class MobileBertPKTMethod(kdplug.Method):
     Variants (`variant:`), from the paper's Section 4:
 
     - `progressive` (default): `M` stages `layer_1 .. layer_M`; stage `l`
-      trains block `l` only on its feature-map + attention losses. Blocks
-      below are frozen and blocks above are unused; the embeddings train in
-      stage 1 only. Then the `distill` stage trains everything.
+      trains on layer `l`'s losses, divided by `l` as in the reference code.
+      With `lower_layers: train` (the reference's
+      `if_freeze_previous_layers: false`; the paper: lower layers are "tuned
+      rather than entirely frozen") the embeddings and blocks `1 .. l`
+      train; with `freeze` (kdplug 0.2) block `l` only, the embeddings in
+      stage 1 only, and the losses are not divided. Blocks above are
+      unused. Then the `distill` stage trains everything.
     - `auxiliary`: one stage, the layer-wise losses of all layers summed and
       added to the soft (+ hard) loss.
     - `joint-then-task`: a `joint` stage on the summed layer-wise losses
@@ -45,8 +50,7 @@ class MobileBertPKTMethod(kdplug.Method):
 
     The paper's pre-training distillation (MLM + NSP) is replaced by task
     distillation of the logits; the embeddings are trained, not copied from
-    the teacher (their width differs), and lower blocks are frozen rather
-    than trained at a small learning rate (docs/methods-bilstm-mobilebert.md
+    the teacher (their width differs) (docs/methods-bilstm-mobilebert.md
     lists every deviation). Student and teacher hidden widths must match
     (the `bottleneck` student's inter-block width is the teacher's).
 
@@ -67,6 +71,9 @@ class MobileBertPKTMethod(kdplug.Method):
         head_reduction: `group`, `mean` or null: how attention maps with
             different head counts are compared (only used when they differ;
             the paper's IB-BERT teacher has the student's head count).
+        lower_layers: `train` (the reference code) or `freeze` (kdplug
+            0.2): what a progressive stage does with the layers below its
+            own (see the variants above).
         layer_epochs: epochs of each layer-wise stage (`layer_<l>`,
             `joint`); null uses `training.epochs`.
         layer_learning_rate: learning rate of the layer-wise stages; null
@@ -108,6 +115,7 @@ class MobileBertPKTMethod(kdplug.Method):
         temperature: float = 1.0
         alpha: float = 1.0
         head_reduction: Optional[Literal["group", "mean"]] = "group"
+        lower_layers: Literal["train", "freeze"] = "train"
         layer_epochs: Optional[int] = None
         layer_learning_rate: Optional[float] = None
         distill_epochs: Optional[int] = None
@@ -146,8 +154,9 @@ class MobileBertPKTMethod(kdplug.Method):
                 f"the student has {m} layers but the teacher only {n}")
         return UniformMapping().layer_pairs(n, m)
 
-    def layer_terms(self, teacher, student, pairs):
-        """The feature-map and attention terms for `pairs` (summed over them)."""
+    def layer_terms(self, teacher, student, pairs, scale=1.0):
+        """The feature-map and attention terms for `pairs` (summed over them),
+        their weights multiplied by `scale`."""
         from kdplug.mapping import check_tap_pair
         from kdplug.terms import AttentionTransfer
         from kdplug.terms import FeatureMapTransfer
@@ -170,15 +179,16 @@ class MobileBertPKTMethod(kdplug.Method):
         terms = []
         if cfg.feature_map_weight > 0:
             terms.append(FeatureMapTransfer(
-                hidden, weight=cfg.feature_map_weight,
+                hidden, weight=cfg.feature_map_weight * scale,
                 layer_norm=cfg.feature_map_norm == "layer"))
         for statistic, weight in (("mean", cfg.mean_weight),
                                   ("variance", cfg.variance_weight)):
             if weight > 0:
-                terms.append(FeatureStatisticsTransfer(hidden, statistic, weight=weight))
+                terms.append(FeatureStatisticsTransfer(hidden, statistic,
+                                                       weight=weight * scale))
         if cfg.attention_weight > 0:
             terms.append(AttentionTransfer(
-                attention, weight=cfg.attention_weight,
+                attention, weight=cfg.attention_weight * scale,
                 head_reduction=cfg.head_reduction))
         return terms
 
@@ -211,9 +221,13 @@ class MobileBertPKTMethod(kdplug.Method):
             return [joint, distill]
         stages = []
         for t, s in pairs:
+            if cfg.lower_layers == "train":  # the reference: loss / l, lower layers train
+                terms = self.layer_terms(teacher, student, [(t, s)], scale=1.0 / s)
+                trainable = train_lower(s)
+            else:
+                terms = self.layer_terms(teacher, student, [(t, s)])
+                trainable = train_block(s, embeddings=(s == 1))
             stages.append(kdplug.Stage(
-                f"layer_{s}", self.layer_terms(teacher, student, [(t, s)]),
-                epochs=cfg.layer_epochs,
-                trainable=train_block(s, embeddings=(s == 1)),
+                f"layer_{s}", terms, epochs=cfg.layer_epochs, trainable=trainable,
                 learning_rate=cfg.layer_learning_rate))
         return stages + [distill]

@@ -138,6 +138,30 @@ def train_block(layer, embeddings=False):
                              embeddings=bool(embeddings))
 
 
+def _train_lower(student, layer):
+    set_trainable(student, embeddings=True, blocks=range(1, layer + 1))
+
+
+def train_lower(layer):
+    """A selector training the embeddings and blocks `1 .. layer` (MobileBERT's
+    progressive stage `layer` as the reference code runs it, with
+    `if_freeze_previous_layers: false`: the layers below keep training).
+
+    Blocks above, the pooler and the classifier get no gradient from
+    layer-`layer` losses and are frozen.
+
+    Args:
+        layer: int. The highest block to train, 1-based.
+
+    Examples:
+
+    ```python
+    Stage("layer_2", terms, trainable=train_lower(2))
+    ```
+    """
+    return functools.partial(_train_lower, layer=int(layer))
+
+
 def train_all(student):
     """A selector training every part of the student (used by the final
     stage, so it does not depend on how the previous stage was undone).

@@ -80,10 +80,12 @@ def test_stages_of_each_variant(teacher):
         fmt, mean, at = stage.terms  # variance_weight 0: no variance term
         assert (fmt.name, mean.name, at.name) == (
             "feature_map_mse", "feature_mean", "attention_kl")
-        assert mean.pairs == fmt.pairs and float(mean.weight.numpy()) == 7.0
         assert fmt.pairs == ((f"hidden/{layer}", f"hidden/{layer}"),)
+        assert mean.pairs == fmt.pairs
         assert at.pairs == ((f"attention/{layer}", f"attention/{layer}"),)
-        assert float(fmt.weight.numpy()) == 3.0 and float(at.weight.numpy()) == 0.5
+        # the reference divides stage l's loss by l (its `stage_id + 1`)
+        assert [float(t.weight.numpy()) for t in (fmt, mean, at)] == pytest.approx(
+            [3.0 / layer, 7.0 / layer, 0.5 / layer])
         # the reference code's layer-normalised feature-map MSE, by default
         assert fmt.layer_norm is True
         assert (stage.epochs, stage.learning_rate) == (2, 1e-3)
@@ -110,6 +112,11 @@ def test_stages_of_each_variant(teacher):
     assert [t.name for t in distill.terms] == ["soft_ce"]
     assert joint.trainable is train_body and distill.trainable is train_all
 
+    # lower_layers: freeze (kdplug 0.2): the weights as configured
+    frozen = make_method(lower_layers="freeze", feature_map_weight=3.0)
+    assert [float(s.terms[0].weight.numpy())
+            for s in frozen.stages(teacher, student)[:2]] == [3.0, 3.0]
+
     # feature_map_norm: none: kdplug 0.1's raw MSE
     (layer_1, *_) = make_method(feature_map_norm="none").stages(teacher, student)
     assert layer_1.terms[0].layer_norm is False
@@ -131,10 +138,29 @@ def test_uniform_layer_map_for_a_shallower_student():
     assert distiller.teacher_tap_names == ["attention/4", "hidden/4"]
 
 
-def test_progressive_stages_freeze_everything_but_their_block(teacher):
+def test_progressive_stages_train_their_block_and_the_layers_below(teacher):
+    """The reference code (`if_freeze_previous_layers: false`): stage l trains
+    the embeddings and blocks 1..l; blocks above and the head stay as they
+    were."""
     student = make_student(teacher)
     parts = student_parts(student)
     stages = make_method(alpha=0.5).stages(teacher, student)
+    for layer, stage in enumerate(stages[:2], start=1):
+        before = snapshot(student)
+        distiller, history = run(stage, student, teacher)
+        trained = ids(part_weights(parts["embeddings"] + parts["blocks"][:layer]))
+        assert ids(distiller.trainable_variables) == trained
+        after = snapshot(student)
+        changed = {id(w) for w in student.weights
+                   if not np.array_equal(before[id(w)], after[id(w)])}
+        assert ids(part_weights(parts["blocks"][:layer])) <= changed <= trained
+        assert history["loss"][-1] < history["loss"][0], (layer, history["loss"])
+
+
+def test_progressive_stages_freeze_everything_but_their_block(teacher):
+    student = make_student(teacher)
+    parts = student_parts(student)
+    stages = make_method(alpha=0.5, lower_layers="freeze").stages(teacher, student)
     x, y = next(iter(BATCH))
     for layer, stage in enumerate(stages[:2], start=1):
         before = snapshot(student)
@@ -179,7 +205,7 @@ def test_stage_selectors_do_not_depend_on_the_previous_stage(teacher):
     every part explicitly."""
     student = make_student(teacher)
     parts = student_parts(student)
-    stages = make_method().stages(teacher, student)
+    stages = make_method(lower_layers="freeze").stages(teacher, student)
     stages[1].trainable(student)  # block 2 only
     student.trainable = True  # what kdplug.run.StageRunner does between stages
     stages[0].trainable(student)
