@@ -136,3 +136,19 @@ def test_a_missing_student_source_names_the_field(tmp_path):
                             student={"kind": "hub", "source": "./no_such_model"})
     with pytest.raises(ConfigError, match=r"student\.source: .*no_such_model: not found"):
         load_config(path)
+
+
+def test_the_student_sources_content_is_part_of_the_run_settings(tmp_path):
+    """A preset changed in place at the same path is a changed run (its
+    stages are not reused), like a changed data file."""
+    from kdplug.run.run_folder import run_settings
+    from kdplug.storage import fingerprint
+
+    source = testing.write_tiny_preset(str(tmp_path / "student"), seed=1)
+    path = write_toy_config(tmp_path, {"name": "kd"},
+                            student={"kind": "hub", "source": "./student"})
+    config = load_config(path)
+    assert config.input_files == {"student.source": source}
+    before = fingerprint(run_settings(config))
+    testing.write_tiny_preset(source, seed=2)  # other weights, same path
+    assert fingerprint(run_settings(load_config(path))) != before
