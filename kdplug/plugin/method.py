@@ -33,6 +33,10 @@ class Stage:
             from `teacher.source`, before fine-tuning: a general
             distillation stage). A pre-trained teacher's classifier head
             is untrained, so a stage reading its `logits` is refused.
+
+    `SingleTaskRunner` gives a stage with a corpus or the pre-trained
+    teacher (`own_inputs`) its own batches and teacher outputs; a runner of
+    its own (`Method.runner`) that runs such stages must do the same.
     """
 
     name: str
