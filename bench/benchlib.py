@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import time
 from typing import Callable
+from typing import Optional
 
 from kdplug import storage
 
@@ -104,6 +105,11 @@ class Job:
         keep: `fn(stored_entry) -> bool`, whether a stored result still
             counts (e.g. it was run with the same budget).
         failure: fields recorded with a failed run's error (row, seed, ...).
+        prepare: `fn() -> bool`, called before `run`: readies the run's
+            folder (e.g. writes the config, then `prepare_run_dir`) and says
+            whether the run resumes a killed one (its entry is then marked
+            `resumed`: its wall time is this process's part only).
+        estimate_s: the expected wall time, shown when the job starts.
     """
 
     key: str
@@ -112,6 +118,8 @@ class Job:
     describe: Callable
     keep: Callable = lambda stored: True
     failure: dict = dataclasses.field(default_factory=dict)
+    prepare: Optional[Callable] = None
+    estimate_s: Optional[float] = None
 
 
 def prepare_run_dir(run_dir, config_path):
@@ -147,7 +155,8 @@ def run_jobs(jobs, results, save, render, force=False):
     """Runs a campaign's jobs in order: a stored result that still counts is
     kept (unless `force`); a failed run is recorded with its error and the
     campaign goes on; after every run the results are saved (`save()`) and
-    the Markdown section rewritten (`render()`). Returns the failures.
+    the Markdown section rewritten (`render()`); a job that resumes a killed
+    run (`Job.prepare`) is marked `resumed`. Returns the failures.
 
     Examples:
 
@@ -164,9 +173,12 @@ def run_jobs(jobs, results, save, render, force=False):
         if stored and "error" not in stored and not force and job.keep(stored):
             print(f"{job.key}: stored result kept ({job.describe(stored)})", flush=True)
             continue
-        print(f"{job.key}: running", flush=True)
         start = time.perf_counter()
         try:
+            resumes = bool(job.prepare()) if job.prepare else False
+            estimate = f" (estimate ~{job.estimate_s / 60:.1f} min)" if job.estimate_s else ""
+            print(f"{job.key}: {'resuming' if resumes else 'running'}{estimate}",
+                  flush=True)
             report = job.run()
         except (Exception, subprocess.TimeoutExpired) as e:  # record, go on
             failures += 1
@@ -178,6 +190,8 @@ def run_jobs(jobs, results, save, render, force=False):
             continue
         wall = time.perf_counter() - start
         entry = results["results"][job.key] = job.summarise(report, wall)
+        if resumes:  # wall_s counts only this process's part
+            entry["resumed"] = True
         save()
         render()
         print(f"{job.key}: {job.describe(entry)}, {wall:.0f} s", flush=True)

@@ -40,18 +40,17 @@ import argparse
 import dataclasses
 import os
 import statistics
-import subprocess
 import sys
-import time
 
 import quality  # bench/ is the script's folder
+from benchlib import Job
 from benchlib import machine_text
 from benchlib import parse_seeds
 from benchlib import prepare_run_dir
+from benchlib import run_jobs
 from benchlib import write_marked_section
 from quality import load_base
 from quality import load_results
-from quality import machine
 from quality import save_results
 from quality import write_config
 
@@ -587,6 +586,45 @@ def todo_list(args):
     return todo
 
 
+def config_path(row, domain, seed, args):
+    """Where one row's config is written: beside the bundled configs' depth
+    (`runs/`), so `../data/...` resolves; under the run root for `--smoke`."""
+    folder = args.run_root if args.smoke else os.path.join(ROOT, "runs")
+    return os.path.join(folder, f"claims-{domain}-{row.id}-s{seed}.yaml")
+
+
+def job(domain, row, seed, args, results, smoke=None):
+    """The `benchlib.Job` of one row, domain and seed: its config written and
+    its run folder readied (a killed run resumes) when it starts, run as a
+    `kdplug run` subprocess (in this process with `--smoke`)."""
+    doc = build_doc(row, domain, seed, args, smoke)
+    path = config_path(row, domain, seed, args)
+    run_dir = os.path.join(args.run_root, doc["name"])
+    report_path = os.path.join(run_dir, "teacher.json" if row.kind == "teacher"
+                               else "metrics.json")
+    qrow = quality.Row(row.id, row.label, row.base, row.group, "",
+                       kind="teacher" if row.kind == "teacher" else "run")
+
+    def run():
+        if args.in_process:
+            return quality.run_in_process(qrow, path, report_path)
+        return quality.run_subprocess(qrow, path, report_path,
+                                      os.path.join(args.run_root, f"{doc['name']}.log"),
+                                      args.timeout, gpu=args.gpu)
+
+    return Job(
+        f"{domain}/{row.id}/seed{seed}", run,
+        summarise=lambda report, wall: summarise(row, domain, seed, report, args, wall),
+        describe=lambda e: (f"accuracy {e['accuracy']:.4f} (teacher "
+                            f"{e['teacher_accuracy']:.4f})"),
+        keep=lambda stored: (stored.get("budget") == budget(row, args)
+                             and bool(stored.get("smoke")) == bool(args.smoke)),
+        failure={"row": row.id, "seed": seed, "domain": domain,
+                 "smoke": bool(args.smoke)},
+        prepare=lambda: prepare_run_dir(run_dir, write_config(doc, path)),
+        estimate_s=row.estimate_s(domain, args, results))
+
+
 def main(argv=None):
     args = parse_args(argv)
     base = os.path.join(ROOT, "runs", "claims-smoke" if args.smoke else "claims")
@@ -606,63 +644,20 @@ def main(argv=None):
         write_markdown(out, render(results, smoke=args.smoke))
         print(f"wrote {out}")
         return 0
-    failures = 0
-    for domain, row, seed in todo_list(args):
-        key = f"{domain}/{row.id}/seed{seed}"
-        stored = results["results"].get(key)
-        if (stored and "error" not in stored and not args.force
-                and stored.get("budget") == budget(row, args)
-                and bool(stored.get("smoke")) == bool(args.smoke)):
-            print(f"{key}: stored result kept (accuracy {stored['accuracy']:.4f})")
-            continue
-        doc = build_doc(row, domain, seed, args, smoke)
-        name = doc["name"]
-        # Beside the bundled configs' depth, so `../data/...` resolves.
-        config_dir = args.run_root if args.smoke else os.path.join(ROOT, "runs")
-        config_path = write_config(doc, os.path.join(config_dir, f"{name}.yaml"))
-        if args.dry_run:
-            quality._validate(config_path)
-            print(f"{key}: {os.path.relpath(config_path)} OK "
+    if args.dry_run:
+        for domain, row, seed in todo_list(args):
+            path = write_config(build_doc(row, domain, seed, args, smoke),
+                                config_path(row, domain, seed, args))
+            quality._validate(path)
+            print(f"{domain}/{row.id}/seed{seed}: {os.path.relpath(path)} OK "
                   f"(~{row.estimate_s(domain, args, results) / 60:.1f} min)")
-            continue
-        run_dir = os.path.join(args.run_root, name)
-        resumes = prepare_run_dir(run_dir, config_path)  # never stale stages
-        report_path = os.path.join(run_dir, "teacher.json" if row.kind == "teacher"
-                                   else "metrics.json")
-        print(f"{key}: {'resuming' if resumes else 'running'} "
-              f"({os.path.relpath(config_path)}, estimate "
-              f"~{row.estimate_s(domain, args, results) / 60:.1f} min)", flush=True)
-        start = time.perf_counter()
-        qrow = quality.Row(row.id, row.label, row.base, row.group, "",
-                           kind="teacher" if row.kind == "teacher" else "run")
-        try:
-            if args.in_process:
-                report = quality.run_in_process(qrow, config_path, report_path)
-            else:
-                report = quality.run_subprocess(
-                    qrow, config_path, report_path,
-                    os.path.join(args.run_root, f"{name}.log"), args.timeout,
-                    gpu=args.gpu)
-        except (Exception, subprocess.TimeoutExpired) as e:  # record, go on
-            failures += 1
-            wall = time.perf_counter() - start
-            results["results"][key] = {"row": row.id, "seed": seed, "domain": domain,
-                                       "error": str(e)[-3000:], "wall_s": wall,
-                                       "smoke": bool(args.smoke)}
-            save_results(results_path, results)
-            print(f"{key}: FAILED after {wall:.0f} s: {str(e)[-500:]}", flush=True)
-            continue
-        wall = time.perf_counter() - start
-        entry = results["results"][key] = summarise(row, domain, seed, report, args, wall)
-        if resumes:  # wall_s counts only this process's part
-            entry["resumed"] = True
-        save_results(results_path, results)
-        write_markdown(out, render(results, smoke=args.smoke))
-        print(f"{key}: accuracy {report['student']['accuracy']:.4f} (teacher "
-              f"{report['teacher']['accuracy']:.4f}), {wall:.0f} s", flush=True)
-    if not args.dry_run:
-        write_markdown(out, render(results, smoke=args.smoke))
-        print(f"results: {results_path}\nMarkdown: {out}")
+        return 0
+    jobs = [job(domain, row, seed, args, results, smoke)
+            for domain, row, seed in todo_list(args)]
+    failures = run_jobs(jobs, results, lambda: save_results(results_path, results),
+                        lambda: write_markdown(out, render(results, smoke=args.smoke)),
+                        force=args.force)
+    print(f"results: {results_path}\nMarkdown: {out}")
     return 1 if failures else 0
 
 

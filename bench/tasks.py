@@ -253,10 +253,12 @@ def job(task, row, seed, args):
     # Beside the bundled configs' depth, so `../data/...` resolves.
     config_path = os.path.join(ROOT, "runs", f"{name}.yaml")
 
+    run_dir = os.path.join(args.run_root, name)
+
+    def prepare():  # resumes a killed run, never stale stages
+        return prepare_run_dir(run_dir, quality.write_config(doc, config_path))
+
     def run():
-        quality.write_config(doc, config_path)
-        run_dir = os.path.join(args.run_root, name)
-        prepare_run_dir(run_dir, config_path)  # resumes a killed run, never stale stages
         return quality.run_subprocess(
             quality.Row(row, row, TASKS[task][0], task, ""), config_path,
             os.path.join(run_dir, "metrics.json"),
@@ -266,7 +268,7 @@ def job(task, row, seed, args):
                summarise=lambda report, wall: summarise(task, row, seed, report, wall,
                                                         args),
                describe=describe, keep=lambda stored: stored.get("budget") == budget(args),
-               failure={"task": task, "row": row, "seed": seed})
+               failure={"task": task, "row": row, "seed": seed}, prepare=prepare)
 
 
 def main(argv=None):

@@ -55,3 +55,41 @@ def test_prepare_run_dir_keeps_a_resumable_folder_and_clears_a_stale_one(tmp_pat
                                data={"path": str(tmp_path / "toy.tsv")})
     assert benchlib.prepare_run_dir(run_dir, changed) is False
     assert (tmp_path / "runs" / "toy").is_dir() and not any((tmp_path / "runs" / "toy").iterdir())
+
+
+def test_run_jobs_keeps_runs_records_and_marks_resumed_runs(capsys):
+    """Stored results that still count are kept, a failure is recorded and
+    the campaign goes on, a run resuming a killed one is marked `resumed`;
+    results are saved after every run."""
+    results = {"results": {"a": {"accuracy": 0.5, "budget": 1},
+                           "b": {"accuracy": 0.1, "budget": 0}}}
+    saved, rendered = [], []
+
+    def job(key, prepare=None, fails=False, **kwargs):
+        def run():
+            if fails:
+                raise RuntimeError("out of memory")
+            return {"accuracy": 0.75}
+
+        return benchlib.Job(
+            key, run, summarise=lambda report, wall: {**report, "budget": 1,
+                                                      "wall_s": wall},
+            describe=lambda e: f"accuracy {e['accuracy']:.2f}",
+            keep=lambda stored: stored["budget"] == 1, failure={"row": key},
+            prepare=prepare, **kwargs)
+
+    jobs = [job("a"), job("b", prepare=lambda: True, estimate_s=120.0),
+            job("c", fails=True), job("d", prepare=lambda: False)]
+    failures = benchlib.run_jobs(jobs, results, lambda: saved.append(1),
+                                 lambda: rendered.append(1))
+    out = capsys.readouterr().out
+    assert failures == 1
+    assert "a: stored result kept (accuracy 0.50)" in out
+    assert "b: resuming (estimate ~2.0 min)" in out and "d: running\n" in out
+    assert "c: FAILED after" in out and "out of memory" in out
+    entries = results["results"]
+    assert entries["a"] == {"accuracy": 0.5, "budget": 1}  # kept as stored
+    assert entries["b"]["resumed"] is True and entries["b"]["accuracy"] == 0.75
+    assert "resumed" not in entries["d"]
+    assert entries["c"]["row"] == "c" and "out of memory" in entries["c"]["error"]
+    assert len(saved) == 3  # b, c, d
