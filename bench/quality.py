@@ -639,10 +639,10 @@ def _notes(rows):
         notes.append(f"- Teacher fine-tuning took {teacher[0]['train_s']:.0f} s "
                      "(measured when it was first fine-tuned; later runs load the "
                      "cached weights).")
-    notes.append("- `tinybert` rows skip the `general` stage: without a general "
-                 "corpus it would train the same losses on the same texts as "
-                 "`task_intermediate`; the teacher runs online (attention scores "
-                 "are too large to cache).")
+    notes.append("- `tinybert` rows skip the `general` stage (the configs' recipe: "
+                 "the pre-trained teacher on `data/general_english.txt`, an epoch "
+                 "over 8,816 more sentences) to fit the one-epoch budget; the "
+                 "teacher runs online (attention scores are too large to cache).")
     notes.append("- `mobilebert` is the `auxiliary` variant (one joint stage) so "
                  "that it fits the budget; `mobilebert_progressive` (7 stages, "
                  "`--only mobilebert_progressive`) is the configs' recipe.")
