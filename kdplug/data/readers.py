@@ -269,7 +269,7 @@ def load_source(path, cfg, field="data.path", split_column=True):
     saved `DatasetDict`."""
     if not os.path.exists(path):
         raise DataError(f"{path}: data file not found ({field})")
-    fmt = _format(path, cfg.format, field)
+    fmt = source_format(path, cfg.format, field)
     if fmt == "hf_dataset":
         return tables.tables(tables.load_hf_folder(path, field),
                              _columns(cfg, split_column=False), path, cfg.label_column,
@@ -281,7 +281,11 @@ def load_source(path, cfg, field="data.path", split_column=True):
     return tables.Table(path, read_rows(path, fmt, cfg.quoting, field))
 
 
-def _format(path, fmt, field):
+def source_format(path, fmt, field):
+    """The format of a data source: `fmt` (`data.format`) unless `auto`,
+    else `hf_dataset` for a folder written by `save_to_disk`, or the file
+    extension's (`tsv`, `csv`, `jsonl`, `parquet`); anything else is a
+    `DataError` naming `field`."""
     if fmt != "auto":
         return fmt
     if os.path.isdir(path):
@@ -336,7 +340,7 @@ def read_rows(path, fmt="auto", quoting="csv", field="data.path"):
     """
     if not os.path.isfile(path):
         raise DataError(f"{path}: data file not found ({field})")
-    fmt = _format(path, fmt, field)
+    fmt = source_format(path, fmt, field)
     if fmt not in ("tsv", "csv", "jsonl"):
         raise DataError(f"{path}: read_rows reads TSV, CSV and JSONL files, not "
                         f"{fmt}; read_splits reads every format")

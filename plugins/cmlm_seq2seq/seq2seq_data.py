@@ -3,9 +3,12 @@ import os
 import numpy as np
 
 from kdplug import storage
+from kdplug.data import tables
 from kdplug.data.readers import TFDS_PREFIX
 from kdplug.data.readers import read_rows
+from kdplug.data.readers import source_format
 from kdplug.data.readers import text_field
+from kdplug.data.text_files import at_row
 from kdplug.errors import DataError
 
 SPLITS = ("train", "validation", "test")
@@ -68,11 +71,14 @@ class Seq2SeqData:
         `split_column` (`*_split` name them), or one file per split where the
         config has them (`train`, `dev`, `test`); `format`, `quoting`,
         `max_train_examples` (a seeded random subsample) and `bad_rows` apply.
-        TSV, CSV and JSON lines (kdplug's `read_rows`)."""
+        Every format kdplug reads: TSV, CSV and JSON lines (`read_rows`),
+        Parquet, and a Hugging Face dataset saved with `save_to_disk` (a
+        `DatasetDict` at `path` gives its splits by name, `*_split`)."""
         path = getattr(data, "path", None)
         if path is not None and path.startswith(TFDS_PREFIX):
             raise DataError(f"{path}: TFDS datasets have no source/target "
-                            "columns; write the pairs to a TSV/CSV/JSONL file")
+                            "columns; write the pairs to a TSV / CSV / JSONL / Parquet "
+                            "file or a saved Hugging Face dataset")
         columns = (source_column, target_column)
         pairs, skipped = {}, [0]
         if path is None:  # one file per split
@@ -84,31 +90,11 @@ class Seq2SeqData:
                 if value is not None:
                     file = resolve_path(value)
                     origin = origin or file
-                    rows = _rows(file, data, f"data.{key}")
+                    rows = _rows(file, data, f"data.{key}", columns)
                     pairs[name] = _pairs(rows, columns, file, data, skipped)
         else:
             origin = resolve_path(path)
-            if data.split_column is None:
-                raise DataError(f"{origin}: data.split_column is null; put the split "
-                                "name in a column (or give one file per split)")
-            wanted = {"train": data.train_split, "validation": data.validation_split,
-                      "test": data.test_split}
-            buckets = {name: [] for name, split in wanted.items() if split is not None}
-            for line, row in _rows(origin, data, "data.path"):
-                split = row.get(data.split_column)
-                if split is None:
-                    raise DataError(f"{origin}:{line}: no column {data.split_column!r} "
-                                    f"(data.split_column); columns are {sorted(row)}")
-                for name in buckets:
-                    if wanted[name] == split:
-                        buckets[name].append((line, row))
-                        break
-            for name, split in wanted.items():
-                if split is not None and not buckets[name]:
-                    raise DataError(f"{origin}: no rows with {data.split_column}="
-                                    f"{split!r} (data.{name}_split)")
-                pairs[name] = (_pairs(buckets[name], columns, origin, data, skipped)
-                               if split is not None else None)
+            pairs = _pairs_by_split(origin, data, columns, skipped)
         train = pairs.get("train")
         if train and data.max_train_examples and data.max_train_examples < len(train[0]):
             rng = np.random.default_rng(seed)
@@ -149,12 +135,68 @@ class Seq2SeqData:
                          if pair is not None)
 
 
-def _rows(path, data, field):
-    """`read_rows` of a file, with `data.quoting` where kdplug has it."""
+def _pairs_by_split(path, data, columns, skipped):
+    """`{split: (sources, targets) or None}` of one source holding every
+    split: a saved `DatasetDict` by its split names, any other source by
+    the value of `data.split_column` in each row (`data.*_split` name
+    them)."""
+    wanted = {"train": data.train_split, "validation": data.validation_split,
+              "test": data.test_split}
+    rows = _rows(path, data, "data.path", columns, split_column=True)
+    if isinstance(rows, dict):  # a saved DatasetDict
+        for name, split in wanted.items():
+            if split is not None and split not in rows:
+                raise DataError(f"{path}: no split {split!r} (data.{name}_split); "
+                                f"the dataset has {sorted(rows)}")
+        return {name: None if split is None else
+                _pairs(rows[split], columns, f"{path} [{split}]", data, skipped)
+                for name, split in wanted.items()}
+    if data.split_column is None:
+        raise DataError(f"{path}: data.split_column is null; put the split "
+                        "name in a column (or give one file per split)")
+    buckets = {name: [] for name, split in wanted.items() if split is not None}
+    for line, row in rows:
+        split = row.get(data.split_column)
+        if split is None:
+            raise DataError(f"{path}:{line}: no column {data.split_column!r} "
+                            f"(data.split_column); columns are {sorted(row)}")
+        for name in buckets:
+            if wanted[name] == split:
+                buckets[name].append((line, row))
+                break
+    for name, split in wanted.items():
+        if split is not None and not buckets[name]:
+            raise DataError(f"{path}: no rows with {data.split_column}="
+                            f"{split!r} (data.{name}_split)")
+    return {name: None if split is None else _pairs(buckets[name], columns, path, data,
+                                                     skipped)
+            for name, split in wanted.items()}
+
+
+def _rows(path, data, field, columns, split_column=False):
+    """`[(location, row)]` of one source, or `{split: rows}` of a saved
+    `DatasetDict`: TSV / CSV / JSON lines (`read_rows`, with `data.quoting`
+    where kdplug has it), Parquet or a folder written by `save_to_disk`
+    (`columns`, and with `split_column` the split column, checked there)."""
+    if not os.path.exists(path):
+        raise DataError(f"{path}: data file not found ({field})")
+    fmt = source_format(path, data.format, field)
+    needed = {column: "method.source_column" if i == 0 else "method.target_column"
+              for i, column in enumerate(columns)}
+    if fmt == "hf_dataset":
+        loaded = tables.tables(tables.load_hf_folder(path, field), needed, path,
+                               split_column=data.split_column if split_column else None)
+        if isinstance(loaded, dict):
+            return {name: table.rows for name, table in loaded.items()}
+        return loaded.rows
+    if fmt == "parquet":
+        if split_column and data.split_column:
+            needed[data.split_column] = "data.split_column"
+        return tables.read_parquet(path, needed, field).rows
     quoting = getattr(data, "quoting", None)
     if quoting is None:
-        return read_rows(path, data.format)
-    return read_rows(path, data.format, quoting=quoting, field=field)
+        return read_rows(path, fmt)
+    return read_rows(path, fmt, quoting=quoting, field=field)
 
 
 def _pairs(rows, columns, path, data, skipped):
@@ -163,7 +205,7 @@ def _pairs(rows, columns, path, data, skipped):
     sources, targets = [], []
     for line, row in rows:
         try:
-            source, target = (text_field(row, column, f"{path}:{line}")
+            source, target = (text_field(row, column, at_row(path, line))
                               for column in columns)
         except DataError:
             if data.bad_rows == "skip":

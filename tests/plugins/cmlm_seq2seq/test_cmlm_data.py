@@ -63,3 +63,39 @@ def test_one_file_per_split(tmp_path):
     pairs = Seq2SeqData.read(data, "source", "target")
     assert pairs.splits == {"train": (["a b", "c"], ["b a", "c"]), "validation": None,
                             "test": (["d e"], ["e d"])}
+
+
+PAIRS = {"source": ["a b", "c d", "e f", "g h"], "target": ["b a", "d c", "f e", "h g"],
+         "split": ["train", "train", "dev", "test"]}
+
+
+def test_parquet_and_saved_hugging_face_datasets(tmp_path):
+    """Every format kdplug reads (issue #19): a Parquet file and a saved
+    `Dataset` split by `data.split_column`, a saved `DatasetDict` by name."""
+    pa = pytest.importorskip("pyarrow")
+    datasets = pytest.importorskip("datasets")
+    import pyarrow.parquet as pq
+
+    want = {"train": (["a b", "c d"], ["b a", "d c"]), "validation": (["e f"], ["f e"]),
+            "test": (["g h"], ["h g"])}
+    pq.write_table(pa.table(PAIRS), tmp_path / "pairs.parquet")
+    parquet = Seq2SeqData.read(DataConfig(path=str(tmp_path / "pairs.parquet")),
+                               "source", "target")
+    assert parquet.splits == want
+    datasets.Dataset.from_dict(PAIRS).save_to_disk(str(tmp_path / "one"))
+    assert Seq2SeqData.read(DataConfig(path=str(tmp_path / "one")),
+                            "source", "target").splits == want
+    by_name = {name: [i for i, s in enumerate(PAIRS["split"]) if s == name]
+               for name in ("train", "dev", "test")}
+    datasets.DatasetDict({name: datasets.Dataset.from_dict(
+        {k: [PAIRS[k][i] for i in rows] for k in ("source", "target")})
+        for name, rows in by_name.items()}).save_to_disk(str(tmp_path / "dict"))
+    assert Seq2SeqData.read(DataConfig(path=str(tmp_path / "dict")),
+                            "source", "target").splits == want
+    with pytest.raises(DataError, match=r"no split 'validation' \(data.validation_split\)"
+                                        r"; the dataset has \['dev', 'test', 'train'\]"):
+        Seq2SeqData.read(DataConfig(path=str(tmp_path / "dict"), validation_split="validation"),
+                         "source", "target")
+    with pytest.raises(DataError, match=r"pairs.parquet: no column 'summary' "
+                                        r"\(method.target_column\)"):
+        Seq2SeqData.read(DataConfig(path=str(tmp_path / "pairs.parquet")), "source", "summary")
