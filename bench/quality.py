@@ -37,10 +37,12 @@ import time
 
 import yaml
 
-from benchlib import cpu_model  # bench/ is the script's folder
+from benchlib import Job  # bench/ is the script's folder
+from benchlib import cpu_model
 from benchlib import markers
 from benchlib import parse_seeds
 from benchlib import prepare_run_dir
+from benchlib import run_jobs
 from benchlib import usable_cpus
 from benchlib import write_marked_section
 
@@ -797,70 +799,67 @@ def main(argv=None):
         if not any(row.kind == "teacher" for row, _ in todo):
             todo.insert(0, (ROW_BY_ID["teacher"], 0))
     todo.sort(key=lambda rs: rs[0].kind != "teacher")  # the teacher first
-    failures = 0
-    for row, seed in todo:
-        if row.kind == "teacher":
-            seed = 0
-        key = f"{row.id}/seed{seed}"
-        stored = results["results"].get(key)
-        if stored and "error" not in stored and not args.force and _same_settings(
-                stored, row, args):
-            print(f"{key}: stored result kept (accuracy {stored['accuracy']:.4f}); "
-                  "--force re-runs it")
-            continue
-        shared = _shared_teacher(results, args.smoke)
-        if seed != 0 and not shared and not args.dry_run:
-            failures += 1
-            print(f"{key}: skipped: seeds other than 0 need the seed-0 teacher's "
-                  "copy, and the teacher row failed", flush=True)
-            continue
-        doc = build_doc(row, seed, args, smoke, shared_teacher=shared)
-        name = doc["name"]
-        # Next to the bundled configs' folder depth, so `../data/...` resolves
-        # and the teacher's fine-tuning cache key matches `configs/*.yaml`.
-        config_dir = args.run_root if args.smoke else os.path.join(ROOT, "runs")
-        config_path = write_config(doc, os.path.join(config_dir, f"{name}.yaml"))
-        if args.dry_run:
-            _validate(config_path)
-            print(f"{key}: {os.path.relpath(config_path)} OK "
+    if args.dry_run:
+        for row, seed in todo:
+            seed = 0 if row.kind == "teacher" else seed
+            path = write_config(build_doc(row, seed, args, smoke,
+                                          shared_teacher=_shared_teacher(results, args.smoke)),
+                                config_path(row, seed, args))
+            _validate(path)
+            print(f"{row.id}/seed{seed}: {os.path.relpath(path)} OK "
                   f"(estimate ~{estimate_s(row, args) / 60:.1f} min)")
-            continue
-        run_dir = os.path.join(args.run_root, name)
-        resumes = prepare_run_dir(run_dir, config_path)  # never stale stages
-        report_path = (os.path.join(run_dir, "teacher.json") if row.kind == "teacher"
-                       else os.path.join(run_dir, "metrics.json"))
-        estimate = "" if args.smoke else (
-            f", estimate ~{estimate_s(row, args) / 60:.1f} min")
-        print(f"{key}: {'resuming' if resumes else 'running'} "
-              f"({os.path.relpath(config_path)}{estimate})", flush=True)
-        start = time.perf_counter()
-        try:
-            if args.in_process:
-                report = run_in_process(row, config_path, report_path)
-            else:
-                report = run_subprocess(row, config_path, report_path,
-                                        os.path.join(args.run_root, f"{name}.log"),
-                                        args.timeout, gpu=args.gpu)
-        except (Exception, subprocess.TimeoutExpired) as e:  # record, go on
-            failures += 1
-            wall = time.perf_counter() - start
-            results["results"][key] = {"row": row.id, "seed": seed, "error": str(e)[-3000:],
-                                       "wall_s": wall, "smoke": bool(args.smoke)}
-            save_results(results_path, results)
-            print(f"{key}: FAILED after {wall:.0f} s: {str(e)[-500:]}", flush=True)
-            continue
-        wall = time.perf_counter() - start
-        entry = results["results"][key] = summarise(row, seed, report, args, wall)
-        if resumes:  # wall_s counts only this process's part
-            entry["resumed"] = True
-        save_results(results_path, results)
-        write_markdown(out, render(results, smoke=args.smoke))
-        print(f"{key}: accuracy {report['student']['accuracy']:.4f} "
-              f"(teacher {report['teacher']['accuracy']:.4f}), {wall:.0f} s", flush=True)
-    if not args.dry_run:
-        write_markdown(out, render(results, smoke=args.smoke))
-        print(f"results: {results_path}\nMarkdown: {out}")
+        return 0
+    jobs = [job(row, 0 if row.kind == "teacher" else seed, args, results, smoke)
+            for row, seed in todo]
+    failures = run_jobs(jobs, results, lambda: save_results(results_path, results),
+                        lambda: write_markdown(out, render(results, smoke=args.smoke)),
+                        force=args.force)
+    print(f"results: {results_path}\nMarkdown: {out}")
     return 1 if failures else 0
+
+
+def config_path(row, seed, args):
+    """Where one row's config is written: next to the bundled configs' folder
+    depth (`runs/`), so `../data/...` resolves and the teacher's fine-tuning
+    cache key matches `configs/*.yaml`; under the run root for `--smoke`."""
+    folder = args.run_root if args.smoke else os.path.join(ROOT, "runs")
+    return os.path.join(folder, f"quality-{row.id}-s{seed}.yaml")
+
+
+def job(row, seed, args, results, smoke=None):
+    """The `benchlib.Job` of one row and seed. Its config is built when it
+    starts: a seed other than 0 reads the seed-0 teacher's `.keras` copy,
+    which the teacher row (run first) has just written; without it the job
+    fails, naming why."""
+    path = config_path(row, seed, args)
+    name = f"quality-{row.id}-s{seed}"
+    run_dir = os.path.join(args.run_root, name)
+    report_path = os.path.join(run_dir, "teacher.json" if row.kind == "teacher"
+                               else "metrics.json")
+
+    def prepare():
+        shared = _shared_teacher(results, args.smoke)
+        if seed != 0 and not shared:
+            raise RuntimeError("skipped: seeds other than 0 need the seed-0 teacher's "
+                               "copy, and the teacher row has none (it failed)")
+        write_config(build_doc(row, seed, args, smoke, shared_teacher=shared), path)
+        return prepare_run_dir(run_dir, path)  # never stale stages
+
+    def run():
+        if args.in_process:
+            return run_in_process(row, path, report_path)
+        return run_subprocess(row, path, report_path,
+                              os.path.join(args.run_root, f"{name}.log"), args.timeout,
+                              gpu=args.gpu)
+
+    return Job(f"{row.id}/seed{seed}", run,
+               summarise=lambda report, wall: summarise(row, seed, report, args, wall),
+               describe=lambda e: (f"accuracy {e['accuracy']:.4f} (teacher "
+                                   f"{e['teacher_accuracy']:.4f})"),
+               keep=lambda stored: _same_settings(stored, row, args),
+               failure={"row": row.id, "seed": seed, "smoke": bool(args.smoke)},
+               prepare=prepare,
+               estimate_s=None if args.smoke else estimate_s(row, args))
 
 
 def _same_settings(stored, row, args):
