@@ -24,14 +24,14 @@ decoding speed.
 import argparse
 import os
 import statistics
-import subprocess
 import sys
-import time
 
 import quality  # bench/ is the script's folder
+from benchlib import Job
 from benchlib import machine_text
 from benchlib import parse_seeds
 from benchlib import prepare_run_dir
+from benchlib import run_jobs
 from benchlib import write_marked_section
 
 ROOT = quality.ROOT
@@ -202,47 +202,37 @@ def main(argv=None):
         print(f"wrote {out}")
         return 0
     smoke = smoke_doc(os.path.join(args.run_root, "assets")) if args.smoke else None
-    failures = 0
-    for seed in args.seed_list:
-        key = f"seed{seed}"
-        stored = results["results"].get(key)
-        if stored and "error" not in stored and not args.force:
-            print(f"{key}: stored result kept")
-            continue
-        doc = build_doc(seed, args, smoke)
-        config_dir = args.run_root if args.smoke else os.path.join(ROOT, "runs")
-        config_path = quality.write_config(
-            doc, os.path.join(config_dir, f"{doc['name']}.yaml"))
-        run_dir = os.path.join(args.run_root, doc["name"])
-        prepare_run_dir(run_dir, config_path)  # resumes a killed run, never stale stages
-        print(f"{key}: running {os.path.relpath(config_path)}", flush=True)
-        row = quality.Row("seq2seq", "seq2seq", "cmlm_seq2seq", "seq2seq", "")
-        start = time.perf_counter()
-        try:
-            if args.smoke:
-                report = quality.run_in_process(row, config_path, None)
-            else:
-                report = quality.run_subprocess(
-                    row, config_path, os.path.join(run_dir, "metrics.json"),
-                    os.path.join(args.run_root, f"{doc['name']}.log"), args.timeout,
-                    gpu=args.gpu)
-        except (Exception, subprocess.TimeoutExpired) as e:  # record, go on
-            failures += 1
-            results["results"][key] = {"seed": seed, "error": str(e)[-3000:],
-                                       "smoke": bool(args.smoke)}
-            quality.save_results(results_path, results)
-            print(f"{key}: FAILED: {str(e)[-500:]}", flush=True)
-            continue
-        results["results"][key] = summarise(seed, report, time.perf_counter() - start,
-                                            args)
-        quality.save_results(results_path, results)
-        write()
-        print(f"{key}: " + ", ".join(
-            f"{name} BLEU {v['bleu']:.2f}" for name, v in
-            results["results"][key]["variants"].items()), flush=True)
-    write()
+    jobs = [job(seed, args, smoke) for seed in args.seed_list]
+    failures = run_jobs(jobs, results, lambda: quality.save_results(results_path, results),
+                        write, force=args.force)
     print(f"results: {results_path}\nMarkdown: {out}")
     return 1 if failures else 0
+
+
+def job(seed, args, smoke=None):
+    """The `benchlib.Job` of one seed: its config written and its run folder
+    readied (a killed run resumes: finished stages, the teacher's epochs)
+    when it starts; in this process with `--smoke`."""
+    doc = build_doc(seed, args, smoke)
+    config_dir = args.run_root if args.smoke else os.path.join(ROOT, "runs")
+    config_path = os.path.join(config_dir, f"{doc['name']}.yaml")
+    run_dir = os.path.join(args.run_root, doc["name"])
+    row = quality.Row("seq2seq", "seq2seq", "cmlm_seq2seq", "seq2seq", "")
+
+    def run():
+        if args.smoke:
+            return quality.run_in_process(row, config_path, None)
+        return quality.run_subprocess(
+            row, config_path, os.path.join(run_dir, "metrics.json"),
+            os.path.join(args.run_root, f"{doc['name']}.log"), args.timeout, gpu=args.gpu)
+
+    return Job(f"seed{seed}", run,
+               summarise=lambda report, wall: summarise(seed, report, wall, args),
+               describe=lambda e: ", ".join(f"{name} BLEU {v['bleu']:.2f}"
+                                            for name, v in e["variants"].items()),
+               failure={"seed": seed, "smoke": bool(args.smoke)},
+               prepare=lambda: prepare_run_dir(
+                   run_dir, quality.write_config(doc, config_path)))
 
 
 if __name__ == "__main__":
