@@ -264,20 +264,27 @@ def _memory_parts(cfg, data):
     return _one_source_parts(cfg, IN_MEMORY, loaded)
 
 
-def load_source(path, cfg, field="data.path", split_column=True):
+def load_source(path, cfg, field="data.path", split_column=True, columns=None):
     """One source's rows (a `tables.Table`), or `{split: Table}` for a
-    saved `DatasetDict`."""
+    saved `DatasetDict`.
+
+    `columns` (`{column: config field}`) are the columns a Parquet file or a
+    saved dataset must have, checked there; by default `cfg`'s text, pair
+    and label columns (a method reading other columns, e.g. a source and a
+    target, names its own). With `split_column`, `data.split_column` too."""
     if not os.path.exists(path):
         raise DataError(f"{path}: data file not found ({field})")
+    columns = dict(_columns(cfg, split_column=False) if columns is None else columns)
     fmt = source_format(path, cfg.format, field)
     if fmt == "hf_dataset":
-        return tables.tables(tables.load_hf_folder(path, field),
-                             _columns(cfg, split_column=False), path, cfg.label_column,
-                             cfg.split_column if split_column else None)
+        return tables.tables(tables.load_hf_folder(path, field), columns, path,
+                             cfg.label_column, cfg.split_column if split_column else None)
     if os.path.isdir(path):
         raise DataError(f"{path}: a folder ({field}); data.format {fmt} reads a file")
     if fmt == "parquet":
-        return tables.read_parquet(path, _columns(cfg, split_column), field)
+        if split_column and cfg.split_column:
+            columns[cfg.split_column] = "data.split_column"
+        return tables.read_parquet(path, columns, field)
     return tables.Table(path, read_rows(path, fmt, cfg.quoting, field))
 
 

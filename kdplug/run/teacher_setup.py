@@ -77,13 +77,12 @@ class TeacherSetup:
         (kept in `context.encoders`), so its traced tokenizer (half a second
         or more to trace) serves the fine-tuning, the task's checks and
         every split."""
-        encoders = self.context.encoders
-        key = (id(tokenizer), bool(pair_inputs))
-        if key not in encoders or encoders[key][0] is not tokenizer:
-            encoders[key] = (tokenizer, TextEncoder(
+        key = (tokenizer, bool(pair_inputs))  # a tokenizer hashes by identity
+        if key not in self.context.encoders:
+            self.context.encoders[key] = TextEncoder(
                 tokenizer, self.context.config.data.sequence_length,
-                pair_inputs=pair_inputs))
-        return encoders[key][1]
+                pair_inputs=pair_inputs)
+        return self.context.encoders[key]
 
     def finetune(self, teacher, source, encoder, train, validation, objective=None,
                  config=None):

@@ -3,10 +3,8 @@ import os
 import numpy as np
 
 from kdplug import storage
-from kdplug.data import tables
 from kdplug.data.readers import TFDS_PREFIX
-from kdplug.data.readers import read_rows
-from kdplug.data.readers import source_format
+from kdplug.data.readers import load_source
 from kdplug.data.readers import text_field
 from kdplug.data.text_files import at_row
 from kdplug.errors import DataError
@@ -175,28 +173,14 @@ def _pairs_by_split(path, data, columns, skipped):
 
 def _rows(path, data, field, columns, split_column=False):
     """`[(location, row)]` of one source, or `{split: rows}` of a saved
-    `DatasetDict`: TSV / CSV / JSON lines (`read_rows`, with `data.quoting`
-    where kdplug has it), Parquet or a folder written by `save_to_disk`
-    (`columns`, and with `split_column` the split column, checked there)."""
-    if not os.path.exists(path):
-        raise DataError(f"{path}: data file not found ({field})")
-    fmt = source_format(path, data.format, field)
-    needed = {column: "method.source_column" if i == 0 else "method.target_column"
-              for i, column in enumerate(columns)}
-    if fmt == "hf_dataset":
-        loaded = tables.tables(tables.load_hf_folder(path, field), needed, path,
-                               split_column=data.split_column if split_column else None)
-        if isinstance(loaded, dict):
-            return {name: table.rows for name, table in loaded.items()}
-        return loaded.rows
-    if fmt == "parquet":
-        if split_column and data.split_column:
-            needed[data.split_column] = "data.split_column"
-        return tables.read_parquet(path, needed, field).rows
-    quoting = getattr(data, "quoting", None)
-    if quoting is None:
-        return read_rows(path, fmt)
-    return read_rows(path, fmt, quoting=quoting, field=field)
+    `DatasetDict`, read as every kdplug source is (`load_source`: TSV /
+    CSV / JSON lines, Parquet, a folder written by `save_to_disk`), the
+    source and target `columns` checked where the format allows."""
+    needed = dict(zip(columns, ("method.source_column", "method.target_column")))
+    loaded = load_source(path, data, field, split_column=split_column, columns=needed)
+    if isinstance(loaded, dict):
+        return {name: table.rows for name, table in loaded.items()}
+    return loaded.rows
 
 
 def _pairs(rows, columns, path, data, skipped):
