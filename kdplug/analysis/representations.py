@@ -105,7 +105,8 @@ def sentence_representations(model, dataset, poolings=POOLINGS, layers=None,
                     / ops.maximum(ops.sum(mask, axis=1), 1.0))
         return result
 
-    forward = tf.function(forward, jit_compile=jit_compile, reduce_retracing=True)
+    forward = tf.function(forward, jit_compile=jit_compile, reduce_retracing=True,
+                          autograph=False)
     parts = {}
     for element in dataset:
         features = element[0] if isinstance(element, tuple) else element

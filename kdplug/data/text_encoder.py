@@ -118,10 +118,10 @@ class TextEncoder:
             spec = tf.TensorSpec([None], tf.string)
             if paired:
                 fn = tf.function(lambda texts, pairs: self(texts, pairs, pair_inputs),
-                                 input_signature=[spec, spec])
+                                 input_signature=[spec, spec], autograph=False)
             else:
                 fn = tf.function(lambda texts: self(texts, pair_inputs=pair_inputs),
-                                 input_signature=[spec])
+                                 input_signature=[spec], autograph=False)
             self._batch_encoders[key] = fn
         return self._batch_encoders[key]
 

@@ -79,7 +79,8 @@ def _forward(model, tap, jit_compile):
             fn = lambda x: ref()(x, training=False)  # noqa: E731
         else:
             fn = lambda x: ref().taps(x, [tap], training=False)[tap]  # noqa: E731
-        cache[key] = tf.function(fn, jit_compile=jit_compile, reduce_retracing=True)
+        cache[key] = tf.function(fn, jit_compile=jit_compile, reduce_retracing=True,
+                                 autograph=False)
     return cache[key]
 
 
@@ -112,7 +113,8 @@ def latency_ms(model, features, runs=LATENCY_RUNS, warmup=5):
         model: a Keras model (or a `fn(inputs, training=False)`).
         features: one input batch (its batch size is what is measured).
     """
-    forward = tf.function(lambda x: model(x, training=False), reduce_retracing=True)
+    forward = tf.function(lambda x: model(x, training=False), reduce_retracing=True,
+                          autograph=False)
     return time_ms(lambda: forward(features).numpy(), runs, warmup)
 
 

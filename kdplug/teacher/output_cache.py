@@ -435,7 +435,7 @@ class TeacherCache:
                 yield self._taps(self.encoder(texts, pairs))
             return
         if self._forward is None:
-            self._forward = tf.function(self._taps, jit_compile=True)
+            self._forward = tf.function(self._taps, jit_compile=True, autograph=False)
         for x, _ in self.encoder.dataset(part, self.batch_size):
             yield self._forward(x)
 

@@ -96,13 +96,17 @@ class TeacherPipeline:
         if jit_compile is None:
             jit_compile = self.dtype == "float32" or has_gpu()
         self.jit_compile = bool(jit_compile)
-        self._forward = tf.function(self._taps, jit_compile=self.jit_compile)
+        # Plain Python control flow only: no autograph (its transpiling of
+        # the teacher's `taps` cost seconds per pipeline).
+        self._forward = tf.function(self._taps, jit_compile=self.jit_compile,
+                                    autograph=False)
 
     def __call__(self, dataset):
         """`dataset` of `(x, ...)` batches -> the same with teacher taps in `x`."""
         if carries_taps(dataset, self.tap_names):
             return dataset  # already there (teacher-output cache)
-        return dataset.map(self._add_taps).prefetch(self.prefetch)
+        add_taps = tf.autograph.experimental.do_not_convert(self._add_taps)
+        return dataset.map(add_taps).prefetch(self.prefetch)
 
     def outputs(self, x):
         """The teacher's taps (float32) for one batch of features."""

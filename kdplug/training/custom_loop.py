@@ -94,10 +94,12 @@ class CustomLoopTrainer:
             if not self.optimizer.built:
                 self.optimizer.build(self.variables)
         self.clipping = self._clipping_settings() if exact_clipping else None
-        self._grads_fn = tf.function(self._replica_grads, jit_compile=True) \
+        self._grads_fn = tf.function(self._replica_grads, jit_compile=True, autograph=False) \
             if jit_compile else self._replica_grads
-        self._train_fn = tf.function(self._distributed_train_step, reduce_retracing=True)
-        self._test_fn = tf.function(self._distributed_test_step, reduce_retracing=True)
+        self._train_fn = tf.function(self._distributed_train_step, reduce_retracing=True,
+                                     autograph=False)
+        self._test_fn = tf.function(self._distributed_test_step, reduce_retracing=True,
+                                    autograph=False)
         self.stop_training = False
 
     # ----------------------------------------------------------------- public

@@ -305,7 +305,8 @@ class ContextualAugmenter(Augmenter):
         else:
             if self._predict is None:
                 self._predict = tf.function(
-                    lambda x: _top_k(model, x, width), reduce_retracing=True)
+                    lambda x: _top_k(model, x, width), reduce_retracing=True,
+                    autograph=False)
             top = self._predict({k: tf.constant(v) for k, v in inputs.items()})
         return keras.ops.convert_to_numpy(top)[:len(batch)].tolist()
 

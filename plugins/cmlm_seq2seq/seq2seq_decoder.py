@@ -61,7 +61,8 @@ class Seq2SeqDecoder:
             self.sampler = keras_hub.samplers.BeamSampler(num_beams=self.beam_width)
         else:
             self.sampler = keras_hub.samplers.GreedySampler()
-        self._generate = tf.function(self._generate_batch, reduce_retracing=True)
+        self._generate = tf.function(self._generate_batch, reduce_retracing=True,
+                                     autograph=False)
 
     def _generate_batch(self, token_ids, padding_mask):
         model = self.model

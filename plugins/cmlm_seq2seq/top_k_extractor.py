@@ -51,7 +51,7 @@ class TopKExtractor:
         self.top_k = int(top_k)
         self.batch_size = int(batch_size)
         self.slots = math.ceil(self.positions / self.passes)  # masked per pass
-        self._step = tf.function(self._top_k, reduce_retracing=True)
+        self._step = tf.function(self._top_k, reduce_retracing=True, autograph=False)
 
     def _top_k(self, inputs):
         logits = tf.cast(self.mlm(inputs, training=False), tf.float32)
