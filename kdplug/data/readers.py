@@ -84,13 +84,13 @@ def read_splits(cfg, resolve_path=os.path.abspath, label_kind="class", seed=0,
     if data is not None:
         parts, source = _memory_parts(cfg, data), IN_MEMORY
     elif cfg.path is None:
-        parts = _per_split_parts(cfg, resolve_path)
+        parts = per_split_parts(cfg, resolve_path)
         source = parts["train"].source
     elif cfg.path.startswith(TFDS_PREFIX):
         parts, source = _tfds_parts(cfg), cfg.path
     else:
         source = resolve_path(cfg.path)
-        parts = _one_source_parts(cfg, source)
+        parts = split_parts(cfg, source)
     label_map = None
     if label_kind == "class":
         train = parts["train"]
@@ -183,9 +183,22 @@ def _wanted(cfg):
             "test": cfg.test_split}
 
 
-def _one_source_parts(cfg, path, loaded=None):
-    """The splits of one source: a `DatasetDict`'s splits, or rows sorted by
-    the split column."""
+def split_parts(cfg, path, loaded=None):
+    """`{split: Table or None}` of one source holding every split (`train`,
+    `validation`, `test`, as `cfg`'s `*_split` name them; None where a split
+    is null): a saved `DatasetDict`'s splits by name, or any other source's
+    rows by the value of `cfg.split_column` in each row. `loaded`: the
+    source as `load_source` gave it (read here if None). A split named but
+    absent, or a row without the split column, is a `DataError` naming the
+    field.
+
+    Examples:
+
+    ```python
+    loaded = load_source(path, cfg, "data.path", split_column=True)
+    parts = split_parts(cfg, path, loaded)  # parts["train"].rows
+    ```
+    """
     if loaded is None:
         loaded = load_source(path, cfg, "data.path")
     if isinstance(loaded, dict):
@@ -241,7 +254,20 @@ def _split_by_column(cfg, path, table):
     return parts
 
 
-def _per_split_parts(cfg, resolve_path):
+def per_split_parts(cfg, resolve_path, columns=None):
+    """`{split: Table or None}` of one source per split (`cfg.train`,
+    `cfg.dev`, `cfg.test`; None where the config names none), each file
+    resolved by `resolve_path` and read by `load_source` (`columns`: as it
+    takes them). A `DatasetDict` there is a `DataError` naming the field
+    (it belongs in `data.path`).
+
+    Examples:
+
+    ```python
+    parts = per_split_parts(config.data, config.resolve_path)
+    parts["validation"].rows  # [(line, {column: value}), ...]
+    ```
+    """
     parts = {}
     for key, name in cfg.SPLIT_FILES.items():
         value = getattr(cfg, key)
@@ -249,7 +275,8 @@ def _per_split_parts(cfg, resolve_path):
             parts[name] = None
             continue
         path = resolve_path(value)
-        loaded = load_source(path, cfg, f"data.{key}", split_column=False)
+        loaded = load_source(path, cfg, f"data.{key}", split_column=False,
+                             columns=columns)
         if isinstance(loaded, dict):
             raise DataError(
                 f"{path}: a DatasetDict with splits {sorted(loaded)}; data.{key} "
@@ -261,7 +288,7 @@ def _per_split_parts(cfg, resolve_path):
 def _memory_parts(cfg, data):
     loaded = tables.tables(data, _columns(cfg, split_column=False), IN_MEMORY,
                            cfg.label_column, cfg.split_column)
-    return _one_source_parts(cfg, IN_MEMORY, loaded)
+    return split_parts(cfg, IN_MEMORY, loaded)
 
 
 def load_source(path, cfg, field="data.path", split_column=True, columns=None):

@@ -5,6 +5,8 @@ import numpy as np
 from kdplug import storage
 from kdplug.data.readers import TFDS_PREFIX
 from kdplug.data.readers import load_source
+from kdplug.data.readers import per_split_parts
+from kdplug.data.readers import split_parts
 from kdplug.data.readers import text_field
 from kdplug.data.text_files import at_row
 from kdplug.errors import DataError
@@ -78,21 +80,18 @@ class Seq2SeqData:
                             "columns; write the pairs to a TSV / CSV / JSONL / Parquet "
                             "file or a saved Hugging Face dataset")
         columns = (source_column, target_column)
-        pairs, skipped = {}, [0]
+        needed = dict(zip(columns, ("method.source_column", "method.target_column")))
         if path is None:  # one file per split
-            origin = None
-            for key, name in (("train", "train"), ("dev", "validation"),
-                              ("test", "test")):
-                value = getattr(data, key, None)
-                pairs[name] = None
-                if value is not None:
-                    file = resolve_path(value)
-                    origin = origin or file
-                    rows = _rows(file, data, f"data.{key}", columns)
-                    pairs[name] = _pairs(rows, columns, file, data, skipped)
+            parts = per_split_parts(data, resolve_path, columns=needed)
+            origin = next(part.source for part in parts.values() if part is not None)
         else:
             origin = resolve_path(path)
-            pairs = _pairs_by_split(origin, data, columns, skipped)
+            parts = split_parts(data, origin, load_source(origin, data, "data.path",
+                                                          columns=needed))
+        skipped = [0]
+        pairs = {name: None if part is None else
+                 _pairs(part.rows, columns, part.source, data, skipped)
+                 for name, part in parts.items()}
         train = pairs.get("train")
         if train and data.max_train_examples and data.max_train_examples < len(train[0]):
             rng = np.random.default_rng(seed)
@@ -131,56 +130,6 @@ class Seq2SeqData:
         """`train 8484, dev 1061, test 1060` style counts."""
         return ", ".join(f"{name} {len(pair[0])}" for name, pair in self.splits.items()
                          if pair is not None)
-
-
-def _pairs_by_split(path, data, columns, skipped):
-    """`{split: (sources, targets) or None}` of one source holding every
-    split: a saved `DatasetDict` by its split names, any other source by
-    the value of `data.split_column` in each row (`data.*_split` name
-    them)."""
-    wanted = {"train": data.train_split, "validation": data.validation_split,
-              "test": data.test_split}
-    rows = _rows(path, data, "data.path", columns, split_column=True)
-    if isinstance(rows, dict):  # a saved DatasetDict
-        for name, split in wanted.items():
-            if split is not None and split not in rows:
-                raise DataError(f"{path}: no split {split!r} (data.{name}_split); "
-                                f"the dataset has {sorted(rows)}")
-        return {name: None if split is None else
-                _pairs(rows[split], columns, f"{path} [{split}]", data, skipped)
-                for name, split in wanted.items()}
-    if data.split_column is None:
-        raise DataError(f"{path}: data.split_column is null; put the split "
-                        "name in a column (or give one file per split)")
-    buckets = {name: [] for name, split in wanted.items() if split is not None}
-    for line, row in rows:
-        split = row.get(data.split_column)
-        if split is None:
-            raise DataError(f"{path}:{line}: no column {data.split_column!r} "
-                            f"(data.split_column); columns are {sorted(row)}")
-        for name in buckets:
-            if wanted[name] == split:
-                buckets[name].append((line, row))
-                break
-    for name, split in wanted.items():
-        if split is not None and not buckets[name]:
-            raise DataError(f"{path}: no rows with {data.split_column}="
-                            f"{split!r} (data.{name}_split)")
-    return {name: None if split is None else _pairs(buckets[name], columns, path, data,
-                                                     skipped)
-            for name, split in wanted.items()}
-
-
-def _rows(path, data, field, columns, split_column=False):
-    """`[(location, row)]` of one source, or `{split: rows}` of a saved
-    `DatasetDict`, read as every kdplug source is (`load_source`: TSV /
-    CSV / JSON lines, Parquet, a folder written by `save_to_disk`), the
-    source and target `columns` checked where the format allows."""
-    needed = dict(zip(columns, ("method.source_column", "method.target_column")))
-    loaded = load_source(path, data, field, split_column=split_column, columns=needed)
-    if isinstance(loaded, dict):
-        return {name: table.rows for name, table in loaded.items()}
-    return loaded.rows
 
 
 def _pairs(rows, columns, path, data, skipped):

@@ -93,7 +93,7 @@ def test_parquet_and_saved_hugging_face_datasets(tmp_path):
     assert Seq2SeqData.read(DataConfig(path=str(tmp_path / "dict")),
                             "source", "target").splits == want
     with pytest.raises(DataError, match=r"no split 'validation' \(data.validation_split\)"
-                                        r"; the dataset has \['dev', 'test', 'train'\]"):
+                                        r"; its splits are \['dev', 'test', 'train'\]"):
         Seq2SeqData.read(DataConfig(path=str(tmp_path / "dict"), validation_split="validation"),
                          "source", "target")
     with pytest.raises(DataError, match=r"pairs.parquet: no column 'summary' "
