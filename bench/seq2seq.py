@@ -101,6 +101,7 @@ def summarise(seed, report, wall_s, args):
             "passes", "top_k", "temperature")},
         "train_s": {name: seconds.get(f"stage {name}") for name in VARIANTS},
         "test_examples": report["task"].get("test_examples"),
+        "decoding": report.get("decoding"),
         "wall_s": wall_s,
         "machine": quality.machine(gpu_hidden=not args.gpu and not args.smoke),
         "smoke": bool(args.smoke),
@@ -164,9 +165,21 @@ def render(results, smoke=False):
               f"{(cost['soft_labels_s'] or 0):.0f} s and "
               f"{(first['soft_labels_bytes'] or 0) / 2**20:.1f} MiB (train + dev, "
               "int32 ids + float16 probabilities).", ""]
+    decodings = sorted({decoding_text(e.get("decoding")) for e in entries})
+    lines += [f"Decoding: {', '.join(decodings)}.", ""]
     machines = sorted({machine_text(e["machine"]) for e in entries})
     lines += [f"Machine: {m}." for m in machines] + [""]
     return "\n".join(lines)
+
+
+def decoding_text(decoding):
+    """`beam 5, length penalty 0.6` from a report's `decoding`."""
+    if not decoding:
+        return "not recorded"
+    if decoding["strategy"] == "greedy":
+        return "greedy"
+    return (f"beam {decoding['beam_width']}, length penalty "
+            f"{decoding.get('length_penalty', 0.0):g}")
 
 
 def parse_args(argv):

@@ -71,6 +71,8 @@ class CmlmSeq2SeqMethod(kdplug.Method):
         label_smoothing: of `L_mle` (0.1, the reference's `label_smoothing`,
             for the distilled student and the MLE-only one alike).
         decoding: `beam` or `greedy`; beam_width: beams (5, the paper's).
+        length_penalty: GNMT's alpha when choosing among finished beams
+            (0.6, the reference's `-alpha`; 0: summed log probabilities).
         mle_baseline: also train the student without the teacher.
 
     Examples:
@@ -108,6 +110,7 @@ class CmlmSeq2SeqMethod(kdplug.Method):
         label_smoothing: Fraction = 0.1
         decoding: Literal["beam", "greedy"] = "beam"
         beam_width: PositiveInt = 5
+        length_penalty: Annotated[float, Range(0)] = 0.6
         mle_baseline: bool = True
 
         def __post_init__(self):

@@ -267,7 +267,8 @@ class CmlmSeq2SeqRunner(Runner):
         mcfg = self.method.config
         sources, targets = data.splits["test"]
         decoder = Seq2SeqDecoder(student, self.encoder.cls_id, self.encoder.sep_id,
-                                 self.encoder.pad_id, mcfg.decoding, mcfg.beam_width)
+                                 self.encoder.pad_id, mcfg.decoding, mcfg.beam_width,
+                                 length_penalty=mcfg.length_penalty)
         start = time.perf_counter()
         generated = decoder.generate(self.encoder.source_arrays(sources), EVAL_BATCH_SIZE)
         decode_s = time.perf_counter() - start
@@ -301,7 +302,7 @@ class CmlmSeq2SeqRunner(Runner):
         folder = self.context.path("export")
         mcfg = self.method.config
         Seq2SeqGenerator(student, self.encoder.tokenizer, mcfg.decoding,
-                         mcfg.beam_width).save(folder)
+                         mcfg.beam_width, length_penalty=mcfg.length_penalty).save(folder)
         return {"path": folder, "files": sorted(os.listdir(folder)), "notes": [
             "a sequence-to-sequence student is exported as a text-to-text "
             "generator (Seq2SeqGenerator.load(export).generate([...])); "
@@ -344,7 +345,9 @@ class CmlmSeq2SeqRunner(Runner):
             "variants": results,
             "alpha": mcfg.alpha,
             "decoding": {"strategy": mcfg.decoding,
-                         "beam_width": mcfg.beam_width if mcfg.decoding == "beam" else 1},
+                         "beam_width": mcfg.beam_width if mcfg.decoding == "beam" else 1,
+                         "length_penalty": mcfg.length_penalty
+                         if mcfg.decoding == "beam" else 0.0},
             "seconds": dict(ctx.timers.seconds),
         }
 

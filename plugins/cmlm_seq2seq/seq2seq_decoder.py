@@ -5,13 +5,16 @@ from keras import ops
 from keras import tree
 
 from kdplug_plugins.cmlm_seq2seq import seq2seq_keys as sk
+from kdplug_plugins.cmlm_seq2seq.row_beam_sampler import RowBeamSampler
 
 STRATEGIES = ("greedy", "beam")
 
 
 class Seq2SeqDecoder:
-    """Greedy or beam-search decoding of a `Seq2SeqModel` with keras-hub's
-    samplers (`GreedySampler`, `BeamSampler`).
+    """Greedy or beam-search decoding of a `Seq2SeqModel`: keras-hub's
+    `GreedySampler`, or `RowBeamSampler` (keras-hub's beam search, its beams
+    reordered by a gather along the rows, which with a decoder cache is
+    what a beam step spends its time on; the same tokens).
 
     The source is encoded once per batch; the encoding travels in the
     sampler's cache (so the beam sampler repeats and reorders it with the
@@ -26,8 +29,9 @@ class Seq2SeqDecoder:
     work (bench/seq2seq_decoding.py). Once a row (a beam) has produced
     the end token ([SEP]), every later step gives all its probability to
     [PAD]: a finished beam keeps its score, and the loop stops when every
-    row has ended (or the buffer is full). Beam scores are summed log
-    probabilities, with no length penalty (the samplers have none).
+    row has ended (or the buffer is full). Beams are ranked by summed log
+    probabilities, the finished ones chosen among with GNMT's length
+    penalty (`length_penalty`, `RowBeamSampler`).
 
     Args:
         model: a `Seq2SeqModel` (`encode`, `decode_states`, `project`,
@@ -35,8 +39,15 @@ class Seq2SeqDecoder:
         start_id, end_id, pad_id: the tokenizer's [CLS], [SEP], [PAD] ids.
         strategy: `greedy` or `beam`.
         beam_width: int. Beams (`beam` only).
+        length_penalty: float. GNMT's alpha for choosing among the finished
+            beams (`beam` only; `RowBeamSampler`; 0: the summed log
+            probability).
         use_cache: bool. Decode from the key/value cache when the model has
             one (`decode_cached`).
+        sampler: a keras-hub sampler used instead of the strategy's (e.g.
+            `keras_hub.samplers.BeamSampler`, which bench/seq2seq_decoding.py
+            times against `RowBeamSampler`); its beams, if any, must be
+            `beam_width`.
 
     Examples:
 
@@ -49,7 +60,7 @@ class Seq2SeqDecoder:
     """
 
     def __init__(self, model, start_id, end_id, pad_id, strategy="greedy",
-                 beam_width=5, use_cache=True):
+                 beam_width=5, use_cache=True, sampler=None, length_penalty=0.0):
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
         self.model = model
@@ -57,8 +68,11 @@ class Seq2SeqDecoder:
         self.strategy = strategy
         self.beam_width = int(beam_width)
         self.use_cache = bool(use_cache) and hasattr(model, "decode_cached")
-        if strategy == "beam":
-            self.sampler = keras_hub.samplers.BeamSampler(num_beams=self.beam_width)
+        if sampler is not None:
+            self.sampler = sampler
+        elif strategy == "beam":
+            self.sampler = RowBeamSampler(num_beams=self.beam_width,
+                                          length_penalty=length_penalty)
         else:
             self.sampler = keras_hub.samplers.GreedySampler()
         self._generate = tf.function(self._generate_batch, reduce_retracing=True,

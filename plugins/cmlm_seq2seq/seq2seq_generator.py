@@ -15,8 +15,8 @@ class Seq2SeqGenerator:
 
     The folder (what `kdplug run` writes under `runs/<name>/export/`) holds
     `student.keras`, `vocabulary.txt` (the teacher's word pieces) and
-    `generator.json` (the tokenizer's options, the decoding strategy and
-    beam width). Output text is the word pieces joined back into words
+    `generator.json` (the tokenizer's options, the decoding strategy, beam
+    width and length penalty). Output text is the word pieces joined back into words
     (`BertTokenizer.detokenize`): an uncased tokenizer gives lower-cased
     text, and punctuation comes out as separate tokens (`hello , world`).
 
@@ -25,6 +25,7 @@ class Seq2SeqGenerator:
         tokenizer: its keras-hub `BertTokenizer`.
         decoding: `greedy` or `beam`.
         beam_width: int.
+        length_penalty: float. GNMT's alpha (beam search; 0: none).
         batch_size: int. Sources decoded at once.
 
     Examples:
@@ -37,18 +38,20 @@ class Seq2SeqGenerator:
     """
 
     def __init__(self, model, tokenizer, decoding="greedy", beam_width=5,
-                 batch_size=64):
+                 batch_size=64, length_penalty=0.0):
         self.model = model
         self.tokenizer = tokenizer
         self.decoding = decoding
         self.beam_width = int(beam_width)
+        self.length_penalty = float(length_penalty)
         self.batch_size = int(batch_size)
         self.encoder = Seq2SeqEncoder(
             tokenizer, model.max_source_length, model.max_target_length,
             model.max_source_length + model.max_target_length + 3)
         self.decoder = Seq2SeqDecoder(
             model, tokenizer.cls_token_id, tokenizer.sep_token_id,
-            tokenizer.pad_token_id, strategy=decoding, beam_width=beam_width)
+            tokenizer.pad_token_id, strategy=decoding, beam_width=beam_width,
+            length_penalty=length_penalty)
 
     def generate_ids(self, texts):
         """Word-piece ids generated for each source text."""
@@ -69,13 +72,14 @@ class Seq2SeqGenerator:
                                 "config_file")}
         storage.write_json(os.path.join(folder, SETTINGS), {
             "tokenizer": options, "decoding": self.decoding,
-            "beam_width": self.beam_width})
+            "beam_width": self.beam_width, "length_penalty": self.length_penalty})
         return folder
 
     @classmethod
     def load(cls, folder, **overrides):
         """The generator saved in `folder`; `overrides` replace saved
-        settings (`decoding`, `beam_width`, `batch_size`)."""
+        settings (`decoding`, `beam_width`, `length_penalty`, `batch_size`);
+        a folder saved before the length penalty existed decodes without."""
         import keras_hub
 
         import kdplug
@@ -87,5 +91,6 @@ class Seq2SeqGenerator:
         tokenizer = keras_hub.tokenizers.BertTokenizer(
             vocabulary=os.path.join(folder, VOCABULARY), **settings["tokenizer"])
         options = {"decoding": settings["decoding"],
-                   "beam_width": settings["beam_width"], **overrides}
+                   "beam_width": settings["beam_width"],
+                   "length_penalty": settings.get("length_penalty", 0.0), **overrides}
         return cls(model, tokenizer, **options)

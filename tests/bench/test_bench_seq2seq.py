@@ -31,6 +31,7 @@ def entry(seed, mle, kd):
             "soft_labels_bytes": 3 * 2**20, "train_s": {"mle": 100.0, "cmlm_kd": 110.0},
             "soft_labels": {"passes": 7, "top_k": 8, "temperature": 10.0},
             "machine": {"cpus": 2, "cpu": "test cpu", "gpu_hidden": True},
+            "decoding": {"strategy": "beam", "beam_width": 5, "length_penalty": 0.6},
             "smoke": False}
 
 
@@ -43,4 +44,5 @@ def test_render_means_gains_and_costs_by_hand():
     assert "+2.00, +1.50, +1.50 BLEU (mean 1.67 ± 0.29)" in text
     assert "C-MLM fine-tuning 600 s (once)" in text and "3.0 MiB" in text
     assert "2 CPU core(s) (test cpu), CPU only" in text
+    assert "Decoding: beam 5, length penalty 0.6." in text
     assert "Not run yet." in seq2seq.render({"results": {}})

@@ -1,4 +1,5 @@
-"""bench/seq2seq_decoding.py: cached and full decoding timed side by side."""
+"""bench/seq2seq_decoding.py: cached and full decoding, and the two beam
+samplers, timed side by side."""
 
 
 def test_smoke_run_times_both_and_checks_the_same_tokens(bench_script, tmp_path,
@@ -15,3 +16,7 @@ def test_smoke_run_times_both_and_checks_the_same_tokens(bench_script, tmp_path,
         full, cached, ratio = row.split("|")[2:5]
         assert float(full) > 0 and float(cached) > 0
         assert float(ratio.strip().rstrip("x")) > 0
+    samplers = [line for line in text.splitlines()
+                if line.startswith(("| keras-hub `BeamSampler`", "| kdplug `RowBeamSampler`"))]
+    assert len(samplers) == 2
+    assert all(float(line.split("|")[2]) > 0 for line in samplers)

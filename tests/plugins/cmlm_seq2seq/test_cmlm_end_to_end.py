@@ -45,6 +45,10 @@ def test_kdplug_run_trains_decodes_and_exports_a_text_generator(tmp_path, capsys
     cache = tmp_path / "kdplug-cache"
     assert len(os.listdir(cache / "teachers")) == 1
     assert len(os.listdir(cache / "outputs")) == 2
+    assert report["decoding"] == {"strategy": "beam", "beam_width": 2,
+                                  "length_penalty": 0.6}  # the config's default
+    saved = Seq2SeqGenerator.load(str(run / "export"))
+    assert (saved.decoding, saved.beam_width, saved.length_penalty) == ("beam", 2, 0.6)
     generator = Seq2SeqGenerator.load(str(run / "export"), decoding="greedy")
     out = generator.generate(["good movie", "the plot was very dull"])
     assert len(out) == 2 and all(isinstance(text, str) for text in out)

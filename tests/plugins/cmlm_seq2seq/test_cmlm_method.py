@@ -36,6 +36,7 @@ def test_defaults_are_the_papers_recipe(pairs):
     cfg = config.method_config
     assert (cfg.mask_rate, cfg.passes, cfg.top_k, cfg.alpha) == (0.15, 7, 8, 0.5)
     assert (cfg.temperature, cfg.decoding, cfg.beam_width) == (10.0, "beam", 5)
+    assert cfg.length_penalty == 0.6  # the reference's GNMT alpha
     assert config.student.name == "seq2seq-transformer"
     method = get_plugin_manager().methods.get("cmlm-seq2seq")(cfg)
     assert [t.name for t in method.stages(None, None)[0].terms] == [
