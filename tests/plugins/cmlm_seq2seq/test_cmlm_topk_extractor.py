@@ -64,6 +64,25 @@ def test_several_positions_per_pass_equal_a_direct_call_pass_by_pass(
     assert TopKExtractor(mlm, 4, 6, passes=4).pass_positions(1).tolist() == [1, 5]
 
 
+def test_batches_are_cut_to_their_longest_example_and_give_the_same_labels(
+        mlm, arrays, tokenizer):
+    """The same pairs padded to 40 positions: the teacher reads batches cut
+    to 16 (the longest example, 11 pieces, rounded up to 8) and gives the
+    soft labels of the 14-position encoding."""
+    long = Seq2SeqEncoder(tokenizer, 4, 5, 40).teacher_arrays(SOURCES, TARGETS)
+    assert long["token_ids"].shape[1] == 40 and long["padding_mask"].sum(1).max() == 11
+    extractor = TopKExtractor(mlm, tokenizer.mask_token_id, 6, passes=2, top_k=K)
+    seen, step = [], extractor._step
+    extractor._step = lambda x: (seen.append(x["token_ids"].shape[1]), step(x))[1]
+    ids, probs = extractor.extract(long)
+    assert set(seen) == {16}
+    want_ids, want_probs = TopKExtractor(mlm, tokenizer.mask_token_id, 6, passes=2,
+                                         top_k=K).extract(arrays)
+    np.testing.assert_array_equal(ids, want_ids)
+    np.testing.assert_allclose(probs.astype("float32"), want_probs.astype("float32"),
+                               atol=2e-3)
+
+
 def test_soft_labels_cache_is_a_listed_teacher_output_entry(tmp_path):
     from kdplug.teacher.cache_admin import list_entries
     from kdplug_plugins.cmlm_seq2seq.top_k_cache import TopKCache
