@@ -19,10 +19,13 @@ class TopKExtractor:
     `dump_teacher_hiddens.py`, with 7 passes; with `n <= passes` each pass
     masks one position, and passes past `n` are skipped). With `passes >=
     max_target_length + 1` every distribution is the teacher's with exactly
-    that one position masked. Each batch is cut to its longest example
-    (rounded up to a multiple of 8, `kdplug.data.trimming.trim_to_longest`):
-    padding changes none of the distributions, and a source and target of
-    typical length fill well under half of the teacher's input.
+    that one position masked. The examples run in batches of similar
+    length (sorted by length; the outputs keep the input's order), each cut
+    to its longest example rounded up to a multiple of 8
+    (`kdplug.data.trimming.trim_to_longest`): padding changes none of the
+    distributions. On the bench's pairs (`data/punct_restore.tsv`, train:
+    49 of 128 positions on average) a batch of 64 in the data's order is
+    105 positions long on average, sorted 53.
 
     Args:
         mlm: the C-MLM teacher, a keras-hub `*MaskedLM` (inputs `token_ids`,
@@ -77,8 +80,10 @@ class TopKExtractor:
         probs = np.zeros((n, self.positions, self.top_k), "float16")
         starts = target.argmax(axis=1)
         counts = np.minimum(target.sum(axis=1), self.positions)
+        lengths = np.asarray(arrays[keys.PADDING_MASK]).sum(axis=1)
+        order = np.argsort(lengths, kind="stable")  # batches of similar lengths
         for lo in range(0, n, self.batch_size):
-            rows = slice(lo, min(n, lo + self.batch_size))
+            rows = order[lo:lo + self.batch_size]
             for p in range(min(self.passes, int(counts[rows].max()))):
                 js = self.pass_positions(p)
                 valid = (js[None, :] >= 0) & (js[None, :] < counts[rows, None])
@@ -94,6 +99,6 @@ class TopKExtractor:
                     keys.PADDING_MASK: np.asarray(arrays[keys.PADDING_MASK])[rows],
                     sk.MASK_POSITIONS: where.astype("int32"),
                 }))
-                ids[lo + r, js[c]] = indices.numpy()[r, c]
-                probs[lo + r, js[c]] = values.numpy()[r, c].astype("float16")
+                ids[rows[r], js[c]] = indices.numpy()[r, c]
+                probs[rows[r], js[c]] = values.numpy()[r, c].astype("float16")
         return ids, probs

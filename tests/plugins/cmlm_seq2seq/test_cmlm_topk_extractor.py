@@ -64,18 +64,24 @@ def test_several_positions_per_pass_equal_a_direct_call_pass_by_pass(
     assert TopKExtractor(mlm, 4, 6, passes=4).pass_positions(1).tolist() == [1, 5]
 
 
-def test_batches_are_cut_to_their_longest_example_and_give_the_same_labels(
+def test_batches_of_similar_length_cut_to_their_longest_give_the_same_labels(
         mlm, arrays, tokenizer):
-    """The same pairs padded to 40 positions: the teacher reads batches cut
-    to 16 (the longest example, 11 pieces, rounded up to 8) and gives the
-    soft labels of the 14-position encoding."""
+    """The same pairs padded to 40 positions, in batches of 2: sorted by
+    length (7, 8, 11 pieces), the teacher reads the two shortest (rows 0 and
+    2) cut to 8 and the longest alone, cut to 16 (11 rounded up to 8), and
+    gives the soft labels of the 14-position encoding in the input's order."""
     long = Seq2SeqEncoder(tokenizer, 4, 5, 40).teacher_arrays(SOURCES, TARGETS)
-    assert long["token_ids"].shape[1] == 40 and long["padding_mask"].sum(1).max() == 11
-    extractor = TopKExtractor(mlm, tokenizer.mask_token_id, 6, passes=2, top_k=K)
+    assert long["token_ids"].shape[1] == 40
+    assert long["padding_mask"].sum(1).tolist() == [7, 11, 8]
+    extractor = TopKExtractor(mlm, tokenizer.mask_token_id, 6, passes=2, top_k=K,
+                              batch_size=2)
     seen, step = [], extractor._step
-    extractor._step = lambda x: (seen.append(x["token_ids"].shape[1]), step(x))[1]
+    extractor._step = lambda x: (seen.append(
+        (tuple(x["token_ids"].shape), np.asarray(x["token_ids"])[:, 1].tolist())), step(x))[1]
     ids, probs = extractor.extract(long)
-    assert set(seen) == {16}
+    first_tokens = long["token_ids"][:, 1].tolist()
+    assert seen[0] == ((2, 8), [first_tokens[0], first_tokens[2]])  # rows 0 and 2
+    assert seen[-1] == ((1, 16), [first_tokens[1]])
     want_ids, want_probs = TopKExtractor(mlm, tokenizer.mask_token_id, 6, passes=2,
                                          top_k=K).extract(arrays)
     np.testing.assert_array_equal(ids, want_ids)
