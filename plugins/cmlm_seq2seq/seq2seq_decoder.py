@@ -127,22 +127,24 @@ class Seq2SeqDecoder:
 
     def generate_ids(self, arrays, batch_size=64):
         """The decoder buffers `(n, decoder_length)` for encoder inputs
-        `{encoder_token_ids, encoder_padding_mask}`."""
+        `{encoder_token_ids, encoder_padding_mask}`, in their order.
+
+        The sources are decoded in batches of similar length (sorted by
+        their length): a batch runs until its longest output has ended, and
+        output length follows source length."""
         ids = np.asarray(arrays[sk.ENCODER_TOKEN_IDS], "int32")
         mask = np.asarray(arrays[sk.ENCODER_PADDING_MASK], "int32")
         n = len(ids)
+        out = np.zeros((n, self.model.decoder_length), "int32")
         if n == 0:
-            return np.zeros((0, self.model.decoder_length), "int32")
+            return out
         size = min(batch_size, n)  # one shape: the last batch is padded
-        out = []
+        order = np.argsort(mask.sum(axis=1), kind="stable")
         for lo in range(0, n, size):
-            chunk_ids, chunk_mask = ids[lo:lo + size], mask[lo:lo + size]
-            real = len(chunk_ids)
-            if real < size:
-                chunk_ids = np.concatenate([chunk_ids, np.repeat(chunk_ids[:1], size - real, 0)])
-                chunk_mask = np.concatenate([chunk_mask, np.repeat(chunk_mask[:1], size - real, 0)])
-            out.append(np.asarray(self._generate(chunk_ids, chunk_mask))[:real])
-        return np.concatenate(out)
+            rows = order[lo:lo + size]
+            padded = np.concatenate([rows, np.repeat(rows[:1], size - len(rows))])
+            out[rows] = np.asarray(self._generate(ids[padded], mask[padded]))[:len(rows)]
+        return out
 
     def generate(self, arrays, batch_size=64):
         """Generated word-piece ids per example: the buffer after [CLS], up

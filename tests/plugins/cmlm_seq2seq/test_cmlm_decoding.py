@@ -98,6 +98,33 @@ def test_cached_decoding_gives_the_same_tokens(model_and_sources, strategy, widt
     np.testing.assert_array_equal(cached.generate_ids(arrays, 2), full.generate_ids(arrays, 2))
 
 
+def test_batches_of_similar_length_keep_the_sources_order(model_and_sources):
+    """Sources of 1 to 4 tokens in mixed order go to the decoding step in
+    batches of 2 sorted by length (the last one padded with a repeat), and
+    each output row is its own source's. The step is replaced by one whose
+    buffer spells the source, so a row written to the wrong place shows."""
+    model, _ = model_and_sources
+    src = np.random.default_rng(4).integers(5, 12, (5, 4)).astype("int32")
+    lengths = [4, 1, 3, 2, 4]
+    for row, n in enumerate(lengths):
+        src[row, n:] = 0
+    arrays = {"encoder_token_ids": src, "encoder_padding_mask": (src > 0).astype("int32")}
+    decoder = Seq2SeqDecoder(model, CLS, SEP, PAD, "greedy")
+    batches = []
+
+    def step(ids, mask):
+        batches.append(mask.sum(axis=1).tolist())
+        buffer = np.zeros((len(ids), model.decoder_length), "int32")
+        buffer[:, 0], buffer[:, 1:5] = CLS, ids
+        return buffer
+
+    decoder._generate = step
+    out = decoder.generate_ids(arrays, 2)
+    assert batches == [[1, 2], [3, 4], [4, 4]]  # sorted; the last one padded
+    np.testing.assert_array_equal(out[:, 1:5], src)
+    assert decoder.generate(arrays, 2)[1] == [src[1, 0]]  # cut at its padding
+
+
 def test_wider_beams_return_sequences_for_every_source(model_and_sources):
     model, arrays = model_and_sources
     buffers = Seq2SeqDecoder(model, CLS, SEP, PAD, "beam", 3).generate_ids(arrays)
