@@ -37,7 +37,8 @@ import time
 
 import yaml
 
-from benchlib import Job  # bench/ is the script's folder
+from benchlib import ROOT  # bench/ is the script's folder
+from benchlib import Job
 from benchlib import campaign_paths
 from benchlib import cpu_model
 from benchlib import markers
@@ -47,7 +48,6 @@ from benchlib import run_jobs
 from benchlib import usable_cpus
 from benchlib import write_marked_section
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 START, END = markers("quality")
 SECTION_TITLE = "## Quality: every method on movie_snippets"
 

@@ -74,31 +74,31 @@ class TopKExtractor:
         """`(ids, probs)` for `Seq2SeqEncoder.teacher_arrays(...)`:
         `(n, positions, K)` int32 and float16, zero past each target."""
         token_ids = np.asarray(arrays[keys.TOKEN_IDS])
+        segment_ids = np.asarray(arrays[keys.SEGMENT_IDS])
+        padding_mask = np.asarray(arrays[keys.PADDING_MASK])
         target = np.asarray(arrays[sk.TARGET_MASK]).astype(bool)
         n = len(token_ids)
         ids = np.zeros((n, self.positions, self.top_k), "int32")
         probs = np.zeros((n, self.positions, self.top_k), "float16")
         starts = target.argmax(axis=1)
         counts = np.minimum(target.sum(axis=1), self.positions)
-        lengths = np.asarray(arrays[keys.PADDING_MASK]).sum(axis=1)
-        order = np.argsort(lengths, kind="stable")  # batches of similar lengths
+        order = np.argsort(padding_mask.sum(axis=1), kind="stable")  # similar lengths
         for lo in range(0, n, self.batch_size):
             rows = order[lo:lo + self.batch_size]
+            batch = {keys.TOKEN_IDS: token_ids[rows], keys.SEGMENT_IDS: segment_ids[rows],
+                     keys.PADDING_MASK: padding_mask[rows]}
             for p in range(min(self.passes, int(counts[rows].max()))):
                 js = self.pass_positions(p)
                 valid = (js[None, :] >= 0) & (js[None, :] < counts[rows, None])
                 if not valid.any():
                     continue
                 where = np.where(valid, starts[rows, None] + js[None, :], 0)
-                masked = token_ids[rows].copy()
+                masked = batch[keys.TOKEN_IDS].copy()
                 r, c = np.nonzero(valid)
                 masked[r, where[r, c]] = self.mask_token_id
                 values, indices = self._step(trim_to_longest({
-                    keys.TOKEN_IDS: masked,
-                    keys.SEGMENT_IDS: np.asarray(arrays[keys.SEGMENT_IDS])[rows],
-                    keys.PADDING_MASK: np.asarray(arrays[keys.PADDING_MASK])[rows],
-                    sk.MASK_POSITIONS: where.astype("int32"),
-                }))
+                    **batch, keys.TOKEN_IDS: masked,
+                    sk.MASK_POSITIONS: where.astype("int32")}))
                 ids[rows[r], js[c]] = indices.numpy()[r, c]
                 probs[rows[r], js[c]] = values.numpy()[r, c].astype("float16")
         return ids, probs
