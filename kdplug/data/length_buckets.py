@@ -92,7 +92,7 @@ class LengthBuckets:
             ds = dataset.batch(batch_size, drop_remainder=drop_remainder)
         else:
             ds = dataset.batch(self.window * batch_size)
-            ds = ds.map(_sorted_by_length, num_parallel_calls=tf.data.AUTOTUNE,
+            ds = ds.map(self._sorted_by_length, num_parallel_calls=tf.data.AUTOTUNE,
                         deterministic=True)
             ds = ds.flat_map(lambda *window: tf.data.Dataset.from_tensor_slices(
                 window[0] if len(window) == 1 else window).batch(
@@ -104,11 +104,25 @@ class LengthBuckets:
         return ds.apply(tf.data.experimental.assert_cardinality(
             num_batches(num_examples, batch_size, drop_remainder)))
 
+    def lengths(self, features):
+        """What a window is sorted by: `(batch,)` int32 lengths of a batch
+        of `features` (`kdplug.data.trimming.real_lengths`). A subclass for
+        other inputs overrides it with `trim`."""
+        return real_lengths(features)
+
     def trim(self, features, *rest):
         """One batch `(features, ...)` with its features cut to the longest
         sequence (`trim_to_longest(features, multiple)`)."""
         features = trim_to_longest(features, self.multiple)
         return (features, *rest) if rest else features
+
+    def _sorted_by_length(self, *element):
+        """A window `(features, ...)` with its examples in increasing
+        `lengths` (stable: equal lengths keep their order)."""
+        order = tf.argsort(self.lengths(element[0]), stable=True)
+        sort = lambda t: tf.gather(t, order)  # noqa: E731
+        out = tuple(tf.nest.map_structure(sort, part) for part in element)
+        return out if len(out) > 1 else out[0]
 
     def __repr__(self):
         return f"LengthBuckets(window={self.window}, multiple={self.multiple})"
@@ -120,12 +134,3 @@ def num_batches(num_examples, batch_size, drop_remainder=False):
         return int(num_examples) // int(batch_size)
     return -(-int(num_examples) // int(batch_size))
 
-
-def _sorted_by_length(*element):
-    """A window `(features, ...)` with its examples in increasing length
-    (stable: equal lengths keep their order)."""
-    features = element[0]
-    order = tf.argsort(real_lengths(features), stable=True)
-    sort = lambda t: tf.gather(t, order)  # noqa: E731
-    out = tuple(tf.nest.map_structure(sort, part) for part in element)
-    return out if len(out) > 1 else out[0]

@@ -49,7 +49,7 @@ def real_lengths(features):
     """Real positions of each example, `(batch,)` int32: the sum of every
     padding mask in `features` (`keys.PADDED_GROUPS`; zeros when there is
     none). One number per example to sort a batch or a window by."""
-    masks = [_count(features[m]) for m in keys.PADDED_GROUPS if m in features]
+    masks = [real_count(features[m]) for m in keys.PADDED_GROUPS if m in features]
     if not masks:
         first = next(iter(features.values()))
         return tf.zeros(tf.shape(first)[:1], "int32")
@@ -61,7 +61,7 @@ def trimmed_length(mask, multiple=8):
     its longest sequence rounded up to `multiple`, at least 1 and at most
     `seq` (a scalar int32 tensor)."""
     seq = tf.shape(mask)[1]
-    longest = tf.reduce_max(_count(mask))
+    longest = tf.reduce_max(real_count(mask))
     length = tf.minimum(seq, (longest + multiple - 1) // multiple * multiple)
     return tf.maximum(length, 1)
 
@@ -121,6 +121,6 @@ def trim_to_longest(features, multiple=8):
     return out
 
 
-def _count(mask):
+def real_count(mask):
     """Nonzero entries of each row of a `(batch, seq)` mask, int32."""
     return tf.reduce_sum(tf.cast(tf.cast(mask, "bool"), "int32"), axis=-1)

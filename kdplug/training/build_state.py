@@ -3,6 +3,8 @@ created before `fit` so that its train step is traced once."""
 
 import tensorflow as tf
 
+UNKNOWN_LENGTH = 8  # of the batch of ones (see below)
+
 
 def build_training_state(model, dataset):
     """Creates `model`'s optimizer and compiled-metric variables now.
@@ -15,8 +17,10 @@ def build_training_state(model, dataset):
     itself, so this does nothing there.
 
     The metrics are built by one eager forward pass on a batch of ones
-    shaped like `dataset`'s elements (one example, unknown lengths 1), then
-    reset; no data is read, so the dataset's shuffling is unchanged.
+    shaped like `dataset`'s elements (one example, unknown lengths 8: a
+    length-bucketed batch's, long enough for inputs that index positions,
+    e.g. a masked-LM head's `mask_positions`), then reset; no data is read,
+    so the dataset's shuffling is unchanged.
 
     Args:
         model: a compiled `keras.Model` (`(x, y)` batches).
@@ -37,7 +41,8 @@ def build_training_state(model, dataset):
     if not model.metrics:
         return
     x, y = tf.nest.map_structure(
-        lambda spec: tf.ones([1] + [d or 1 for d in spec.shape[1:]], spec.dtype),
+        lambda spec: tf.ones([1] + [d or UNKNOWN_LENGTH for d in spec.shape[1:]],
+                             spec.dtype),
         dataset.element_spec[:2])
     model.compute_metrics(x, y, model(x, training=False), sample_weight=None)
     model.reset_metrics()

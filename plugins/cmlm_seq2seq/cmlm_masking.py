@@ -95,7 +95,7 @@ def cmlm_mask(token_ids, target_mask, seed, rate=MASK_RATE, mask_token_id=103,
 
 
 def cmlm_dataset(arrays, batch_size, mask_token_id, rate=MASK_RATE, budget=None,
-                 seed=0, shuffle=False, redraw=None):
+                 seed=0, shuffle=False, redraw=None, length_buckets=None):
     """`(features, labels)` batches for a keras-hub `*MaskedLM` teacher.
 
     Features: `token_ids` (masked), `segment_ids`, `padding_mask`,
@@ -114,6 +114,10 @@ def cmlm_dataset(arrays, batch_size, mask_token_id, rate=MASK_RATE, budget=None,
         shuffle: bool.
         redraw: bool; None: as `shuffle` (training redraws, evaluation
             does not).
+        length_buckets: a `kdplug.data.length_buckets.LengthBuckets`:
+            batches of similar lengths, each cut to its longest `[CLS]
+            source [SEP] target [SEP]` before masking; None: every batch
+            padded to the full length.
     """
     redraw = shuffle if redraw is None else redraw
     names = (keys.TOKEN_IDS, keys.SEGMENT_IDS, keys.PADDING_MASK, sk.TARGET_MASK)
@@ -121,13 +125,18 @@ def cmlm_dataset(arrays, batch_size, mask_token_id, rate=MASK_RATE, budget=None,
     if shuffle:
         ds = ds.shuffle(len(arrays[keys.TOKEN_IDS]), seed=seed,
                         reshuffle_each_iteration=True)
-    ds = ds.batch(batch_size)
+    if length_buckets is None:
+        ds = ds.batch(batch_size)
+    else:
+        ds = length_buckets.batch(ds, batch_size, len(arrays[keys.TOKEN_IDS]),
+                                  shuffle=shuffle, seed=seed)
     seeds = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=redraw)
     ds = tf.data.Dataset.zip((ds, seeds.batch(2)))
 
     def mask(batch, pair):
+        ids = batch[keys.TOKEN_IDS]  # the target mask is cut with the ids
         masked, positions, labels = cmlm_mask(
-            batch[keys.TOKEN_IDS], batch[sk.TARGET_MASK], pair, rate,
+            ids, batch[sk.TARGET_MASK][:, :tf.shape(ids)[1]], pair, rate,
             mask_token_id, budget)
         return {keys.TOKEN_IDS: masked, keys.SEGMENT_IDS: batch[keys.SEGMENT_IDS],
                 keys.PADDING_MASK: batch[keys.PADDING_MASK],

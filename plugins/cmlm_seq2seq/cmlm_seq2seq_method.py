@@ -139,8 +139,6 @@ class CmlmSeq2SeqMethod(kdplug.Method):
                 "seq2seq-transformer or seq2seq-gru", file, "student.kind",
                 config.student.name)
         for field, value in (("augment", config.augment),
-                             ("training.length_buckets",
-                              getattr(config.training, "length_buckets", None)),
                              ("teacher.pipeline", config.teacher.pipeline),
                              ("analysis", config.analysis)):
             if value:

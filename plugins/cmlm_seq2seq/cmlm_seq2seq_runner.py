@@ -10,6 +10,7 @@ import tensorflow as tf
 import kdplug
 from kdplug import keys
 from kdplug import storage
+from kdplug.data.length_buckets import LengthBuckets
 from kdplug.errors import ConfigError
 from kdplug.evaluation.measure import count_params
 from kdplug.evaluation.plots import LOSS_CURVES
@@ -32,6 +33,7 @@ from kdplug_plugins.cmlm_seq2seq.seq2seq_data import Seq2SeqData
 from kdplug_plugins.cmlm_seq2seq.seq2seq_decoder import Seq2SeqDecoder
 from kdplug_plugins.cmlm_seq2seq.seq2seq_encoder import Seq2SeqEncoder
 from kdplug_plugins.cmlm_seq2seq.seq2seq_generator import Seq2SeqGenerator
+from kdplug_plugins.cmlm_seq2seq.seq2seq_length_buckets import Seq2SeqLengthBuckets
 from kdplug_plugins.cmlm_seq2seq.summary import summary_markdown
 from kdplug_plugins.cmlm_seq2seq.text_metrics import corpus_bleu
 from kdplug_plugins.cmlm_seq2seq.text_metrics import exact_match
@@ -179,6 +181,8 @@ class CmlmSeq2SeqRunner(Runner):
             "format": CMLM_FORMAT,
             "columns": [mcfg.source_column, mcfg.target_column],
             "mask_rate": mcfg.mask_rate, "mask_budget": self.budget,
+            **({"length_buckets": vars(cfg.training.length_buckets)}
+               if cfg.training.length_buckets else {}),
             "encoder": self.encoder.fingerprint(),
             # the pairs themselves: a Python dataset has no file to hash
             "pairs": storage.fingerprint([data.splits["train"], data.splits["validation"]]),
@@ -196,7 +200,8 @@ class CmlmSeq2SeqRunner(Runner):
         arrays = self.encoder.teacher_arrays(*data.splits[split])
         return cmlm_dataset(arrays, batch_size, self.encoder.mask_id,
                             self.method.config.mask_rate, self.budget,
-                            seed=teacher_seed(self.context.config), shuffle=shuffle)
+                            seed=teacher_seed(self.context.config), shuffle=shuffle,
+                            length_buckets=self._length_buckets())
 
     def _teacher_accuracy(self, data):
         """The C-MLM teacher's accuracy on the masked target positions of the
@@ -241,12 +246,24 @@ class CmlmSeq2SeqRunner(Runner):
             ids, probs = soft[split]
             features[keys.teacher_key(sk.TOPK_IDS)] = ids
             features[keys.teacher_key(sk.TOPK_PROBS)] = probs
+        cfg = self.context.config
         ds = tf.data.Dataset.from_tensor_slices((features, labels))
         if shuffle:
-            ds = ds.shuffle(len(labels), seed=self.context.config.seed,
-                            reshuffle_each_iteration=True)
-        return ds.batch(self.context.config.training.batch_size).prefetch(
-            tf.data.AUTOTUNE)
+            ds = ds.shuffle(len(labels), seed=cfg.seed, reshuffle_each_iteration=True)
+        buckets = self._length_buckets(Seq2SeqLengthBuckets)
+        if buckets is None:
+            ds = ds.batch(cfg.training.batch_size)
+        else:
+            ds = buckets.batch(ds, cfg.training.batch_size, len(labels),
+                               shuffle=shuffle, seed=cfg.seed)
+        return ds.prefetch(tf.data.AUTOTUNE)
+
+    def _length_buckets(self, kind=LengthBuckets):
+        """`training.length_buckets` as a `kind` (None when off): the C-MLM
+        teacher's batches (`LengthBuckets`) and the students'
+        (`Seq2SeqLengthBuckets`)."""
+        section = self.context.config.training.length_buckets
+        return None if section is None else kind(section.window, section.multiple)
 
     def _train(self, stages, index, name, alpha, train_ds, val_ds):
         ctx = self.context

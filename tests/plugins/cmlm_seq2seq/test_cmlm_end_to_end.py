@@ -22,7 +22,8 @@ def test_kdplug_run_trains_decodes_and_exports_a_text_generator(tmp_path, capsys
         student={"kind": "seq2seq-transformer", "hidden_dim": 16,
                  "num_encoder_layers": 1, "num_decoder_layers": 1, "num_heads": 2,
                  "intermediate_dim": 32},
-        training={"epochs": 1}, cache=True)
+        training={"epochs": 1, "length_buckets": {"window": 2, "multiple": 4}},
+        cache=True)
     assert main(["validate", path]) == 0
     assert main(["run", path]) == 0
     assert "teacher accuracy" in capsys.readouterr().out

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from kdplug.data.length_buckets import LengthBuckets
 from kdplug_plugins.cmlm_seq2seq.cmlm_masking import cmlm_dataset
 from kdplug_plugins.cmlm_seq2seq.cmlm_masking import cmlm_mask
 from kdplug_plugins.cmlm_seq2seq.cmlm_masking import mask_budget
@@ -87,3 +88,31 @@ def test_dataset_redraws_every_epoch_but_not_for_validation(tokenizer):
     x, y = next(iter(val))
     assert set(x) == {"token_ids", "segment_ids", "padding_mask", "mask_positions"}
     assert y.shape == (4, 8)
+
+
+def test_length_buckets_cut_each_batch_before_masking(tokenizer):
+    encoder = Seq2SeqEncoder(tokenizer, 6, 7, 24)
+    short, long = ["good movie", "fun film"], ["the plot was very dull and slow"] * 2
+    sources = [short[0], long[0], short[1], long[1]] * 2
+    arrays = encoder.teacher_arrays(sources, sources)
+    lengths = arrays["padding_mask"].sum(1)
+    ds = cmlm_dataset(arrays, 2, tokenizer.mask_token_id, 0.5, 8, seed=0,
+                      length_buckets=LengthBuckets(window=4, multiple=4))
+    batches = list(ds)
+    assert len(batches) == 4
+    seen = []
+    for x, y in batches:
+        ids, mask = x["token_ids"].numpy(), x["padding_mask"].numpy()
+        longest = mask.sum(1).max()
+        assert ids.shape[1] == -(-longest // 4) * 4 < 24  # cut, rounded to 4
+        assert x["segment_ids"].shape == ids.shape
+        assert len(set(mask.sum(1))) == 1  # sorted: the two short, the two long
+        positions, labels = x["mask_positions"].numpy(), y.numpy()
+        used = labels >= 0
+        assert used.any(axis=1).all()
+        rows = np.nonzero(used)[0]
+        # masked positions hold [MASK] and lie in the target segment
+        assert (ids[rows, positions[used]] == tokenizer.mask_token_id).all()
+        assert (x["segment_ids"].numpy()[rows, positions[used]] == 1).all()
+        seen.extend(mask.sum(1))
+    assert sorted(seen) == sorted(lengths)  # every example once

@@ -1,0 +1,64 @@
+import tensorflow as tf
+
+from kdplug import keys
+from kdplug.data.length_buckets import LengthBuckets
+from kdplug.data.trimming import real_count
+from kdplug.data.trimming import trimmed_length
+from kdplug_plugins.cmlm_seq2seq import seq2seq_keys as sk
+
+ENCODER_GROUP = (sk.ENCODER_TOKEN_IDS,)
+# The decoder's mask cuts its ids and the teacher's soft labels (features)
+# and the labels; all of them have one row per target position.
+DECODER_GROUP = (sk.DECODER_TOKEN_IDS, *(keys.teacher_key(t) for t in sk.TOPK_TAPS))
+
+
+class Seq2SeqLengthBuckets(LengthBuckets):
+    """`LengthBuckets` for sequence-to-sequence student batches.
+
+    A window of `(features, labels)` pairs is sorted by source plus target
+    length (the real positions of `encoder_padding_mask` and
+    `decoder_padding_mask`), and each batch is cut twice: the source inputs
+    to the batch's longest source, and the decoder inputs, the labels and
+    the teacher's top-K soft labels (`teacher/topk_ids`,
+    `teacher/topk_probs`) to its longest target, each rounded up to
+    `multiple`. Positions cut are padding in every row (label -1, no soft
+    labels), which every seq2seq term and the student mask out, so a batch
+    gives the same per-example losses cut or not.
+
+    The reference's student (OpenNMT) batches sentences of similar length
+    the same way. Most of a step is the output projection of every decoder
+    position over the word-piece vocabulary, so what this saves is about
+    the share of target padding (docs/performance.md).
+
+    Args:
+        window: int >= 1. Batches per sorting window.
+        multiple: int >= 1. Cut lengths are rounded up to a multiple of
+            this (an XLA-compiled step compiles one shape per pair of
+            lengths).
+
+    Examples:
+
+    ```python
+    buckets = Seq2SeqLengthBuckets(window=16, multiple=8)
+    train_ds = buckets.batch(pairs_ds.shuffle(n, seed=0), 64, num_examples=n,
+                             shuffle=True, seed=0)
+    ```
+    """
+
+    def lengths(self, features):
+        return (real_count(features[sk.ENCODER_PADDING_MASK])
+                + real_count(features[sk.DECODER_PADDING_MASK]))
+
+    def trim(self, features, labels, *rest):
+        out = dict(features)
+        for mask_key, group in ((sk.ENCODER_PADDING_MASK, ENCODER_GROUP),
+                                (sk.DECODER_PADDING_MASK, DECODER_GROUP)):
+            length = trimmed_length(features[mask_key], self.multiple)
+            for key in (mask_key, *group):
+                if key in out:
+                    out[key] = out[key][:, :length]
+        labels = labels[:, :tf.shape(out[sk.DECODER_PADDING_MASK])[1]]
+        return (out, labels, *rest)
+
+    def __repr__(self):
+        return f"Seq2SeqLengthBuckets(window={self.window}, multiple={self.multiple})"
