@@ -1,6 +1,7 @@
 """`LengthBuckets`: the student's batches grouped by sentence length, each
 cut to its longest sentence (`training.length_buckets:`)."""
 
+import numpy as np
 import tensorflow as tf
 
 from kdplug.data.trimming import real_lengths
@@ -134,3 +135,29 @@ def num_batches(num_examples, batch_size, drop_remainder=False):
         return int(num_examples) // int(batch_size)
     return -(-int(num_examples) // int(batch_size))
 
+
+
+def batches_by_length(padding_mask, batch_size):
+    """Row indices of arrays in memory, in batches of similar length: the
+    rows sorted by their real positions (stable), cut every `batch_size`.
+
+    For inference over a whole split (soft labels, decoding), where a batch
+    cut to its longest row (`kdplug.data.trimming.trim_to_longest`) then
+    carries little padding and each row's output is written back to its
+    own index.
+
+    Args:
+        padding_mask: `(n, seq)` array.
+        batch_size: int >= 1.
+
+    Returns:
+        A list of int arrays; every row in exactly one, the last one shorter
+        when `batch_size` does not divide `n`.
+
+    Examples:
+
+    >>> [list(b) for b in batches_by_length(np.array([[1, 1, 1], [1, 0, 0], [1, 1, 0]]), 2)]
+    [[1, 2], [0]]
+    """
+    order = np.argsort(np.asarray(padding_mask).sum(axis=1), kind="stable")
+    return [order[lo:lo + batch_size] for lo in range(0, len(order), int(batch_size))]

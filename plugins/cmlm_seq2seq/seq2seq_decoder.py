@@ -4,6 +4,7 @@ import tensorflow as tf
 from keras import ops
 from keras import tree
 
+from kdplug.data.length_buckets import batches_by_length
 from kdplug_plugins.cmlm_seq2seq import seq2seq_keys as sk
 from kdplug_plugins.cmlm_seq2seq.row_beam_sampler import RowBeamSampler
 
@@ -139,9 +140,7 @@ class Seq2SeqDecoder:
         if n == 0:
             return out
         size = min(batch_size, n)  # one shape: the last batch is padded
-        order = np.argsort(mask.sum(axis=1), kind="stable")
-        for lo in range(0, n, size):
-            rows = order[lo:lo + size]
+        for rows in batches_by_length(mask, size):
             padded = np.concatenate([rows, np.repeat(rows[:1], size - len(rows))])
             out[rows] = np.asarray(self._generate(ids[padded], mask[padded]))[:len(rows)]
         return out

@@ -4,6 +4,7 @@ import numpy as np
 import tensorflow as tf
 
 from kdplug import keys
+from kdplug.data.length_buckets import batches_by_length
 from kdplug.data.trimming import trim_to_longest
 from kdplug_plugins.cmlm_seq2seq import seq2seq_keys as sk
 
@@ -82,9 +83,7 @@ class TopKExtractor:
         probs = np.zeros((n, self.positions, self.top_k), "float16")
         starts = target.argmax(axis=1)
         counts = np.minimum(target.sum(axis=1), self.positions)
-        order = np.argsort(padding_mask.sum(axis=1), kind="stable")  # similar lengths
-        for lo in range(0, n, self.batch_size):
-            rows = order[lo:lo + self.batch_size]
+        for rows in batches_by_length(padding_mask, self.batch_size):
             batch = {keys.TOKEN_IDS: token_ids[rows], keys.SEGMENT_IDS: segment_ids[rows],
                      keys.PADDING_MASK: padding_mask[rows]}
             for p in range(min(self.passes, int(counts[rows].max()))):

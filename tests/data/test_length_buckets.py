@@ -7,6 +7,7 @@ import tensorflow as tf
 from kdplug import testing
 from kdplug.data import Examples
 from kdplug.data import TextEncoder
+from kdplug.data.length_buckets import batches_by_length
 from kdplug.data.length_buckets import LengthBuckets
 from kdplug.data.word_encoder import WordEncoder
 from kdplug.data.word_encoder import word_dataset
@@ -223,3 +224,11 @@ def test_kdplug_run_with_length_buckets_streams_the_cache_and_learns(tmp_path, k
     loss = report["history"]["distill"]["loss"]
     assert loss[-1] < loss[0]
     assert report["student"]["accuracy"] > 0.5
+
+
+def test_batches_by_length_sorts_stably_and_covers_every_row_once():
+    lengths = [5, 2, 7, 2, 1, 5, 3]
+    mask = np.array([[1] * n + [0] * (8 - n) for n in lengths])
+    batches = batches_by_length(mask, 3)
+    assert [list(b) for b in batches] == [[4, 1, 3], [6, 0, 5], [2]]
+    assert batches_by_length(mask[:0], 3) == []
