@@ -388,7 +388,9 @@ class ScheduleConfig:
 class LengthBucketsConfig:
     """`training.length_buckets:`: the student's training batches hold
     sentences of similar length, each cut to its longest one
-    (`kdplug.data.length_buckets.LengthBuckets`; evaluation stays padded).
+    (`kdplug.data.length_buckets.LengthBuckets`; evaluation stays padded;
+    `cmlm-seq2seq` buckets its C-MLM teacher's fine-tuning and its students'
+    source/target pairs the same way).
     `length_buckets: true` means every default below; `false` / null (the
     default): every batch padded to `data.sequence_length`.
 

@@ -73,6 +73,10 @@ class CmlmSeq2SeqRunner(Runner):
        `Seq2SeqGenerator` (`export/`), write `metrics.json`, `summary.md`
        and `loss_curves.png`.
 
+    With `training.length_buckets`, the C-MLM fine-tuning's batches
+    (`LengthBuckets`) and the students' (`Seq2SeqLengthBuckets`) hold pairs
+    of similar length, each cut to its longest.
+
     Args:
         method: the configured `CmlmSeq2SeqMethod`.
         context: the run's `kdplug.run.RunContext`.
