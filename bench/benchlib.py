@@ -1,5 +1,6 @@
-"""What the bench scripts share: the machine line and the marked Markdown
-sections of `docs/results.md`.
+"""What the bench scripts share: the machine line, the marked Markdown
+sections of `docs/results.md`, run folders and seeds, and the side-by-side
+timing helpers (padding counts, interleaved rounds).
 
 Each script owns one section of the results file, written between its own
 `<!-- name:start -->` / `<!-- name:end -->` markers; text outside the markers
@@ -101,6 +102,43 @@ def usable_cpus():
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))
     return os.cpu_count()
+
+
+def padding_stats(dataset, mask_key):
+    """`(padding fraction, positions fed, real positions, {width: batches})`
+    of one epoch of `(features, labels)` batches, counted on the padding
+    mask `features[mask_key]`."""
+    real = fed = 0
+    widths = {}
+    for x, _ in dataset:
+        mask = x[mask_key].numpy()
+        real, fed = real + int(mask.sum()), fed + mask.size
+        widths[mask.shape[1]] = widths.get(mask.shape[1], 0) + 1
+    return 1 - real / fed, fed, real, dict(sorted(widths.items()))
+
+
+def interleaved_rates(models, batches, rounds, steps):
+    """`{variant: [examples/s per round]}`: `steps` `train_on_batch` calls
+    of each variant's model on its own batches per round, the variants'
+    order alternating between rounds, so machine noise hits them alike.
+
+    Args:
+        models: `{variant: compiled keras.Model}` (shapes compiled already).
+        batches: `{variant: [(x, y)]}`, cycled through.
+        rounds, steps: ints.
+    """
+    rates = {name: [] for name in models}
+    names = list(models)
+    for r in range(rounds):
+        for name in (names if r % 2 == 0 else names[::-1]):
+            stream = batches[name]
+            chosen = [stream[(r * steps + i) % len(stream)] for i in range(steps)]
+            begin = time.perf_counter()
+            for x, y in chosen:
+                models[name].train_on_batch(x, y)
+            rates[name].append(sum(len(y) for _, y in chosen)
+                               / (time.perf_counter() - begin))
+    return rates
 
 
 def machine_text(machine):

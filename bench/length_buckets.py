@@ -42,6 +42,8 @@ import tensorflow as tf  # noqa: E402
 import yaml  # noqa: E402
 
 from benchlib import cpu_model  # noqa: E402  (bench/ is the script's folder)
+from benchlib import interleaved_rates  # noqa: E402
+from benchlib import padding_stats  # noqa: E402
 from benchlib import usable_cpus  # noqa: E402
 from benchlib import write_marked_section  # noqa: E402
 from kdplug import Distiller  # noqa: E402
@@ -80,18 +82,6 @@ def datasets(tokenizer):
             for name, buckets in VARIANTS.items()}, data["train"]
 
 
-def padding(ds):
-    """`(padding fraction, positions fed, real tokens, {width: batches})` of
-    one epoch of `ds`."""
-    real = fed = 0
-    widths = {}
-    for x, _ in ds:
-        mask = x["padding_mask"].numpy()
-        real, fed = real + int(mask.sum()), fed + mask.size
-        widths[mask.shape[1]] = widths.get(mask.shape[1], 0) + 1
-    return 1 - real / fed, fed, real, dict(sorted(widths.items()))
-
-
 def student_step(teacher):
     """A compiled kd train step on a fresh 3-layer student (same weights for
     every variant)."""
@@ -124,18 +114,7 @@ def throughput(teacher, data, batches, rounds, steps):
                 seen.add(x["token_ids"].shape[1])
                 model.train_on_batch(x, y)
         compiled[name] = (len(seen), time.perf_counter() - start)
-    rates = {name: [] for name in data}
-    names = list(data)
-    for r in range(rounds):
-        for name in (names if r % 2 == 0 else names[::-1]):
-            model, stream = models[name], taken[name]
-            chosen = [stream[(r * steps + i) % len(stream)] for i in range(steps)]
-            begin = time.perf_counter()
-            for x, y in chosen:
-                model.train_on_batch(x, y)
-            rates[name].append(sum(len(y) for _, y in chosen)
-                               / (time.perf_counter() - begin))
-    return rates, compiled
+    return interleaved_rates(models, taken, rounds, steps), compiled
 
 
 def accuracy_runs(seed=0):
@@ -225,7 +204,7 @@ def main():
     ]
     fed = {}
     for name, ds in data.items():
-        fraction, fed[name], real, widths = padding(ds)
+        fraction, fed[name], real, widths = padding_stats(ds, "padding_mask")
         lines.append(f"| {name} | {fraction:.1%} | {fed[name]:,} | "
                      f"{fed[name] / fed['padded']:.2f} | "
                      + ", ".join(f"{w}: {n}" for w, n in widths.items()) + " |")

@@ -33,6 +33,8 @@ import yaml  # noqa: E402
 
 from benchlib import ROOT  # noqa: E402  (bench/ is the script's folder)
 from benchlib import cpu_model  # noqa: E402
+from benchlib import interleaved_rates  # noqa: E402
+from benchlib import padding_stats  # noqa: E402
 from benchlib import usable_cpus  # noqa: E402
 from kdplug import Distiller  # noqa: E402
 from kdplug.config import config_from_dict  # noqa: E402
@@ -84,18 +86,6 @@ def datasets(variants):
     return out, tokenizer.vocabulary_size(), n
 
 
-def padding(ds):
-    """`(padding fraction, decoder positions fed, {width: batches})` of one
-    epoch of `ds`."""
-    real = fed = 0
-    widths = {}
-    for x, _ in ds:
-        mask = x["decoder_padding_mask"].numpy()
-        real, fed = real + int(mask.sum()), fed + mask.size
-        widths[mask.shape[1]] = widths.get(mask.shape[1], 0) + 1
-    return 1 - real / fed, fed, dict(sorted(widths.items()))
-
-
 def shape_of(x):
     return (x["encoder_token_ids"].shape[1], x["decoder_token_ids"].shape[1])
 
@@ -116,18 +106,7 @@ def throughput(variants, data, vocabulary_size, batches, rounds, steps):
                 seen.add(shape_of(x))
                 model.train_on_batch(x, y)
         compiled[name] = (len(seen), time.perf_counter() - start)
-    rates = {name: [] for name in variants}
-    names = list(variants)
-    for r in range(rounds):
-        for name in (names if r % 2 == 0 else names[::-1]):
-            stream = taken[name]
-            chosen = [stream[(r * steps + i) % len(stream)] for i in range(steps)]
-            begin = time.perf_counter()
-            for x, y in chosen:
-                models[name].train_on_batch(x, y)
-            rates[name].append(sum(len(y) for _, y in chosen)
-                               / (time.perf_counter() - begin))
-    return rates, compiled
+    return interleaved_rates(models, taken, rounds, steps), compiled
 
 
 def main():
@@ -146,7 +125,7 @@ def main():
           "batches by target width |\n|---|---|---|---|---|", flush=True)
     fed = {}
     for name, ds in data.items():
-        fraction, fed[name], widths = padding(ds)
+        fraction, fed[name], _, widths = padding_stats(ds, "decoder_padding_mask")
         print(f"| {name} | {fraction:.1%} | {fed[name]:,} | "
               f"{fed[name] / fed['padded']:.2f} | "
               + ", ".join(f"{w}: {c}" for w, c in widths.items()) + " |", flush=True)

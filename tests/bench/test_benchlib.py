@@ -1,4 +1,5 @@
-"""bench/benchlib.py: the marked sections of docs/results.md, the machine line."""
+"""bench/benchlib.py: the marked sections of docs/results.md, the machine line,
+the padding count and the interleaved timing rounds."""
 
 import pytest
 from conftest import load_bench_script
@@ -93,3 +94,31 @@ def test_run_jobs_keeps_runs_records_and_marks_resumed_runs(capsys):
     assert "resumed" not in entries["d"]
     assert entries["c"]["row"] == "c" and "out of memory" in entries["c"]["error"]
     assert len(saved) == 3  # b, c, d
+
+
+def test_padding_stats_counts_one_epoch_by_hand():
+    import tensorflow as tf
+
+    masks = [tf.constant([[1, 1, 0, 0], [1, 0, 0, 0]]), tf.constant([[1, 1, 1, 1, 1, 0]])]
+    batches = [({"m": m}, tf.zeros(len(m))) for m in masks]
+    fraction, fed, real, widths = benchlib.padding_stats(batches, "m")
+    assert (fed, real, widths) == (14, 8, {4: 1, 6: 1})
+    assert fraction == 1 - 8 / 14
+
+
+def test_interleaved_rates_alternate_the_order_and_cycle_the_batches():
+    calls = []
+
+    class Model:
+        def __init__(self, name):
+            self.name = name
+
+        def train_on_batch(self, x, y):
+            calls.append((self.name, x))
+
+    batches = {"a": [(0, [1, 2]), (1, [1, 2])], "b": [(0, [1]), (1, [1]), (2, [1])]}
+    rates = benchlib.interleaved_rates({"a": Model("a"), "b": Model("b")}, batches,
+                                       rounds=2, steps=2)
+    assert calls == [("a", 0), ("a", 1), ("b", 0), ("b", 1),  # round 0: a, b
+                     ("b", 2), ("b", 0), ("a", 0), ("a", 1)]  # round 1: b, a
+    assert len(rates["a"]) == len(rates["b"]) == 2 and min(rates["a"] + rates["b"]) > 0
