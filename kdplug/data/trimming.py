@@ -45,11 +45,11 @@ def token_axes(tap):
     return ()
 
 
-def real_lengths(features):
+def real_lengths(features, groups=keys.PADDED_GROUPS):
     """Real positions of each example, `(batch,)` int32: the sum of every
-    padding mask in `features` (`keys.PADDED_GROUPS`; zeros when there is
-    none). One number per example to sort a batch or a window by."""
-    masks = [real_count(features[m]) for m in keys.PADDED_GROUPS if m in features]
+    padding mask of `groups` in `features` (zeros when there is none). One
+    number per example to sort a batch or a window by."""
+    masks = [real_count(features[m]) for m in groups if m in features]
     if not masks:
         first = next(iter(features.values()))
         return tf.zeros(tf.shape(first)[:1], "int32")
@@ -66,7 +66,7 @@ def trimmed_length(mask, multiple=8):
     return tf.maximum(length, 1)
 
 
-def trim_to_longest(features, multiple=8):
+def trim_to_longest(features, multiple=8, groups=keys.PADDED_GROUPS):
     """A batch's padded inputs cut to the batch's longest sequence.
 
     Each padding mask of `keys.PADDED_GROUPS` present in `features` cuts
@@ -87,6 +87,8 @@ def trim_to_longest(features, multiple=8):
     Args:
         features: dict of batched tensors.
         multiple: int >= 1.
+        groups: `{padding mask key: (ids keys it marks)}`; other inputs
+            (e.g. a seq2seq batch's source and target) name their own.
 
     Returns:
         A new dict with the same keys.
@@ -102,7 +104,7 @@ def trim_to_longest(features, multiple=8):
     """
     out = dict(features)
     lengths = {}
-    for mask_key, ids in keys.PADDED_GROUPS.items():
+    for mask_key, ids in groups.items():
         if mask_key not in features:
             continue
         length = lengths[mask_key] = trimmed_length(features[mask_key], multiple)

@@ -2,14 +2,18 @@ import tensorflow as tf
 
 from kdplug import keys
 from kdplug.data.length_buckets import LengthBuckets
-from kdplug.data.trimming import real_count
-from kdplug.data.trimming import trimmed_length
+from kdplug.data.trimming import real_lengths
+from kdplug.data.trimming import trim_to_longest
 from kdplug_plugins.cmlm_seq2seq import seq2seq_keys as sk
 
-ENCODER_GROUP = (sk.ENCODER_TOKEN_IDS,)
-# The decoder's mask cuts its ids and the teacher's soft labels (features)
-# and the labels; all of them have one row per target position.
-DECODER_GROUP = (sk.DECODER_TOKEN_IDS, *(keys.teacher_key(t) for t in sk.TOPK_TAPS))
+# Each padding mask with what it cuts (`trim_to_longest`'s groups); the
+# decoder's also cuts the teacher's soft labels, one row per target
+# position, and `trim` cuts the labels with it.
+GROUPS = {
+    sk.ENCODER_PADDING_MASK: (sk.ENCODER_TOKEN_IDS,),
+    sk.DECODER_PADDING_MASK: (sk.DECODER_TOKEN_IDS,
+                              *(keys.teacher_key(t) for t in sk.TOPK_TAPS)),
+}
 
 
 class Seq2SeqLengthBuckets(LengthBuckets):
@@ -46,17 +50,10 @@ class Seq2SeqLengthBuckets(LengthBuckets):
     """
 
     def lengths(self, features):
-        return (real_count(features[sk.ENCODER_PADDING_MASK])
-                + real_count(features[sk.DECODER_PADDING_MASK]))
+        return real_lengths(features, GROUPS)
 
     def trim(self, features, labels, *rest):
-        out = dict(features)
-        for mask_key, group in ((sk.ENCODER_PADDING_MASK, ENCODER_GROUP),
-                                (sk.DECODER_PADDING_MASK, DECODER_GROUP)):
-            length = trimmed_length(features[mask_key], self.multiple)
-            for key in (mask_key, *group):
-                if key in out:
-                    out[key] = out[key][:, :length]
+        out = trim_to_longest(features, self.multiple, GROUPS)
         labels = labels[:, :tf.shape(out[sk.DECODER_PADDING_MASK])[1]]
         return (out, labels, *rest)
 
