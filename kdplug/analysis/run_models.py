@@ -1,9 +1,12 @@
 """Reloading a finished run's teacher, student and data for analysis."""
 
 import dataclasses
+import functools
 import logging
 import os
 
+import numpy as np
+import tensorflow as tf
 import yaml
 
 from kdplug import storage
@@ -75,18 +78,27 @@ class RunModels:
     def name(self):
         return self.config.name
 
-    def dataset(self, examples, batch_size):
-        """Batched `(features, labels)` with every input of teacher and
-        student (word ids too, for a word-id student)."""
+    def dataset(self, examples, batch_size, roles=("teacher", "student")):
+        """Batched `(features, labels)` with every input the models in
+        `roles` read: the teacher's encoding and, for a student with its own
+        (word ids, or its own tokenizer's `student/` keys), the student's.
+        A student alone with its own encoding gets only that one: the
+        teacher's tokenizer does not run (a byte-level BPE costs seconds to
+        trace)."""
         if self.words is None:
             return self.encoder.dataset(examples, batch_size)
+        if "teacher" not in roles:
+            features = self.words.features(examples)
+            return tf.data.Dataset.from_tensor_slices(
+                (features, np.asarray(examples.labels))).batch(batch_size)
         return word_dataset(self.encoder, self.words, examples, batch_size)
 
     def teacher_model(self, name="teacher"):
         return AnalysedModel(name, self.teacher, self.dataset, role="teacher")
 
     def student_model(self, name=None):
-        return AnalysedModel(name or self.name, self.student, self.dataset)
+        return AnalysedModel(name or self.name, self.student,
+                             functools.partial(self.dataset, roles=("student",)))
 
 
 def load_run(run_dir, config_file=None, teacher=None, config=None, read_data=True,

@@ -119,11 +119,14 @@ class TrainedRun:
         return Examples(list(texts), np.zeros(len(texts), "int32"),
                         None if pairs is None else list(pairs), source="input")
 
-    def dataset(self, examples, batch_size=None):
-        """Batched `(features, labels)` of `examples`, with every input of
-        teacher and student (word ids too, for a word-id student). Default
-        batch: the run's evaluation batch (`max(training.batch_size, 64)`)."""
-        return self.models.dataset(examples, self._batch_size(batch_size))
+    def dataset(self, examples, batch_size=None, roles=None):
+        """Batched `(features, labels)` of `examples`, with every input the
+        models in `roles` read (default: the run's loaded roles; word ids
+        or the student tokenizer's ids too, for a student with its own
+        encoding). Default batch: the run's evaluation batch
+        (`max(training.batch_size, 64)`)."""
+        return self.models.dataset(examples, self._batch_size(batch_size),
+                                   roles=tuple(roles or self.roles))
 
     def outputs(self, role, dataset, jit_compile=False):
         """`(outputs, labels)` of one model over a dataset (numpy, in order)."""
@@ -160,7 +163,7 @@ class TrainedRun:
         if self.task.label_kind == "tags":
             return self._predict_tags(texts, role, batch_size)
         outputs, _ = self.outputs(role, self.dataset(self.examples(texts, pairs),
-                                                     batch_size))
+                                                     batch_size, roles=[role]))
         records = []
         for i, text in enumerate(texts):
             record = {"text": text}
@@ -225,9 +228,10 @@ class TrainedRun:
         """`{role: {metric: value}}` of each model on labelled examples
         (`read_labelled`), with the run's metrics (`metric_names`)."""
         names = self.metric_names()
-        dataset = self.dataset(examples, batch_size)
+        roles = list(roles or self.roles)
+        dataset = self.dataset(examples, batch_size, roles=roles)
         return {role: self.task.metrics(names, *self.outputs(role, dataset))
-                for role in roles or self.roles}
+                for role in roles}
 
     def _batch_size(self, batch_size):
         return batch_size or max(self.config.training.batch_size, EVAL_BATCH_SIZE)

@@ -107,8 +107,11 @@ def test_roberta_teacher_distils_into_a_bert_student_that_ships_with_its_tokeniz
     assert isinstance(shipped, keras_hub.models.BertTextClassifier)
     np.testing.assert_allclose(keras.ops.softmax(shipped.predict(TEXTS, verbose=0)),
                                expected, atol=1e-5)
-    # kdplug predict encodes with the student's tokenizer
-    predicted = TrainedRun(str(run_dir)).predict(TEXTS)
+    # kdplug predict encodes with the student's tokenizer alone
+    run = TrainedRun(str(run_dir))
+    alone, _ = next(iter(run.dataset(run.examples(TEXTS), roles=["student"])))
+    assert sorted(alone) == sorted(keys.student_key(k) for k in keys.TOKEN_INPUTS)
+    predicted = run.predict(TEXTS)
     np.testing.assert_allclose([[p["probabilities"][k] for k in sorted(p["probabilities"])]
                                 for p in predicted], expected, atol=1e-5)
     assert main(["predict", str(run_dir), "--text", TEXTS[0]]) == 0

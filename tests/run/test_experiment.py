@@ -10,6 +10,7 @@ from kdplug import testing
 from kdplug.cli import main
 from kdplug.config import load_config
 from kdplug.run.experiment import Experiment
+from kdplug.run.trained_run import TrainedRun
 
 
 def write_config(tmp_path, **overrides):
@@ -150,3 +151,16 @@ def test_run_bilstm_student_on_its_own_word_ids(tmp_path):
     assert report["student"]["params"] < report["teacher"]["params"]
     saved = keras.saving.load_model(str(run_dir / "student.keras"))
     assert saved.input_keys[0] == "word_ids"
+    # The finished run predicts from the student's own encoding alone (the
+    # teacher's tokenizer does not run); both models' inputs for both roles.
+    run = TrainedRun(str(run_dir))
+    texts = ["good fine film", "bad dull plot"]
+    alone, _ = next(iter(run.dataset(run.examples(texts), roles=["student"])))
+    assert sorted(alone) == ["word_ids", "word_padding_mask"]
+    with_teacher = TrainedRun(str(run_dir), roles=("teacher", "student"))
+    both, _ = next(iter(with_teacher.dataset(with_teacher.examples(texts))))
+    assert {"token_ids", "padding_mask", "word_ids"} <= set(both)
+    expected = keras.ops.convert_to_numpy(keras.ops.softmax(saved(alone)))
+    predicted = run.predict(texts)
+    np.testing.assert_allclose([[p["probabilities"][k] for k in sorted(p["probabilities"])]
+                                for p in predicted], expected, atol=1e-6)
