@@ -125,6 +125,10 @@ class TeacherFinetuner:
             ),
             loss=self.objective.loss(),
             metrics=self.objective.metrics() or None,
+            # the objective's metrics only: keras-hub tasks add their own
+            # by default (a `*MaskedLM`'s accuracy over every position, not
+            # the masked ones, logged beside the objective's)
+            weighted_metrics=None,
             jit_compile=jit_compile,
         )
         build_training_state(teacher, train_ds)  # the train step traced once
