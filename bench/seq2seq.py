@@ -16,7 +16,8 @@ the same seed and budget, then decodes the test split. Results accumulate in
 `bench/results/seq2seq.json` keyed `seed<s>` (a stored seed is not run
 again unless `--force`); the "seq2seq" section of `docs/results.md` is
 rewritten after every seed: BLEU and exact match (mean ± sample standard
-deviation over seeds), the per-seed gain of distillation, the teacher's
+deviation over seeds), the per-seed gain of distillation and a verdict on
+the paper's claim from those paired gains (`gain_verdict`), the teacher's
 cost (fine-tuning and soft-label time, soft-label size) and the students'
 decoding speed.
 """
@@ -39,6 +40,7 @@ ROOT = quality.ROOT
 CONFIG = os.path.join(ROOT, "configs", "cmlm_seq2seq.yaml")
 TITLE = "## BERT -> seq2seq: C-MLM distillation vs maximum likelihood"
 VARIANTS = {"mle": "student, MLE only", "cmlm_kd": "student + C-MLM distillation"}
+MIN_SEEDS = 3  # seeds before a verdict on the paper's gain
 
 
 def build_doc(seed, args, smoke=None):
@@ -154,7 +156,8 @@ def render(results, smoke=False):
         gains = [e["variants"]["cmlm_kd"]["bleu"] - e["variants"]["mle"]["bleu"]
                  for e in paired]
         lines += ["", f"Distillation minus MLE, per seed: "
-                  + ", ".join(f"{g:+.2f}" for g in gains) + f" BLEU (mean {_cell(gains)})."]
+                  + ", ".join(f"{g:+.2f}" for g in gains) + f" BLEU (mean {_cell(gains)})."
+                  f" The paper's gain (C-MLM distillation > MLE): **{gain_verdict(gains)}**."]
     first = entries[0]
     cost = next((e for e in entries if not e["teacher_finetune_cached"]), first)
     lines += ["", "Teacher: masked-token accuracy on the test targets "
@@ -170,6 +173,22 @@ def render(results, smoke=False):
     machines = sorted({machine_text(e["machine"]) for e in entries})
     lines += [f"Machine: {m}." for m in machines] + [""]
     return "\n".join(lines)
+
+
+def gain_verdict(gains, min_seeds=MIN_SEEDS):
+    """The paper's claim from the per-seed BLEU gains of distillation over
+    MLE (the two students of a seed share seed, data order and budget, so
+    the gains are paired): *reproduced* when their mean minus their sample
+    standard deviation is above 0, *not reproduced* when their mean plus it
+    is below 0, else *inconclusive*; *pending* below `min_seeds` seeds."""
+    if len(gains) < min_seeds:
+        return f"pending ({len(gains)} of {min_seeds} seeds)"
+    mean, sd = statistics.fmean(gains), statistics.stdev(gains)
+    if mean - sd > 0:
+        return "reproduced"
+    if mean + sd < 0:
+        return "not reproduced"
+    return "inconclusive (the gains' spread includes 0)"
 
 
 def decoding_text(decoding):

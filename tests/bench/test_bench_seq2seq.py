@@ -42,7 +42,18 @@ def test_render_means_gains_and_costs_by_hand():
     assert "| student, MLE only | 41.00 ± 1.00 |" in text
     assert "| student + C-MLM distillation | 42.67 ± 0.76 |" in text
     assert "+2.00, +1.50, +1.50 BLEU (mean 1.67 ± 0.29)" in text
+    # paired gains 1.67 - 0.29 > 0, though the two rows' spreads overlap
+    # (42.67 - 0.76 < 41.00 + 1.00)
+    assert "The paper's gain (C-MLM distillation > MLE): **reproduced**." in text
     assert "C-MLM fine-tuning 600 s (once)" in text and "3.0 MiB" in text
     assert "2 CPU core(s) (test cpu), CPU only" in text
     assert "Decoding: beam 5, length penalty 0.6." in text
     assert "Not run yet." in seq2seq.render({"results": {}})
+
+
+def test_gain_verdict_by_hand():
+    assert seq2seq.gain_verdict([1.0, 2.0]) == "pending (2 of 3 seeds)"
+    assert seq2seq.gain_verdict([-1.0, -2.0, -1.5]) == "not reproduced"  # -1.5 + 0.5 < 0
+    # mean 0.5, sd 1.32: the spread includes 0
+    assert seq2seq.gain_verdict([2.0, 0.0, -0.5]).startswith("inconclusive")
+    assert seq2seq.gain_verdict([0.4, 0.6, 0.5]) == "reproduced"
