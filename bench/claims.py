@@ -33,7 +33,8 @@ Verdicts (`verdict()`): a claim "A beats B" is *reproduced* when A's mean
 minus its standard deviation over seeds is above B's mean plus B's, *not
 reproduced* when B is ahead by the same margin (or, for "A >= B", A is
 behind by it), and *inconclusive (spreads overlap)* otherwise; with fewer
-than `MIN_SEEDS` seeds in either row it is *pending*.
+than `MIN_SEEDS` seeds in either row it is *pending*, its detail giving the
+difference so far (one seed of a domain shows a direction, not a verdict).
 """
 
 import argparse
@@ -340,7 +341,10 @@ def verdict(better, worse, at_least=False, min_seeds=MIN_SEEDS):
     """`(verdict, detail)` for "better beats worse" from each row's
     accuracies over seeds (see the module docstring)."""
     if min(len(better), len(worse)) < min_seeds:
-        return "pending", f"{len(better)} / {len(worse)} seed(s), {min_seeds} needed"
+        detail = f"{len(better)} / {len(worse)} seed(s), {min_seeds} needed"
+        if better and worse:  # the direction so far, not a verdict
+            detail += f"; so far {100 * (mean_sd(better)[0] - mean_sd(worse)[0]):+.2f} points"
+        return "pending", detail
     (a, sa), (b, sb) = mean_sd(better), mean_sd(worse)
     detail = f"{100 * (a - b):+.2f} points ({100 * a:.2f} ± {100 * sa:.2f} vs " \
              f"{100 * b:.2f} ± {100 * sb:.2f})"
@@ -356,7 +360,10 @@ def verdict(better, worse, at_least=False, min_seeds=MIN_SEEDS):
 def ratio_verdict(students, teacher, target=RATIO_TARGET, min_seeds=MIN_SEEDS):
     """`(verdict, detail)` for "student keeps >= target of the teacher"."""
     if len(students) < min_seeds or teacher is None:
-        return "pending", f"{len(students)} seed(s), {min_seeds} needed"
+        detail = f"{len(students)} seed(s), {min_seeds} needed"
+        if students and teacher:
+            detail += f"; so far {100 * mean_sd(students)[0] / teacher:.1f}% of the teacher"
+        return "pending", detail
     r, sr = mean_sd(a / teacher for a in students)
     detail = f"{100 * r:.1f}% ± {100 * sr:.1f}% of the teacher"
     if r - sr >= target:
@@ -379,7 +386,11 @@ def fastbert_verdict(entries, speed=FASTBERT_SPEED, max_drop=FASTBERT_MAX_DROP,
             drops.append(curve["full"]["accuracy"] - at[0]["accuracy"])
             layers.append(at[0]["avg_layers"] / curve["full"]["avg_layers"])
     if len(drops) < min_seeds:
-        return "pending", f"{len(drops)} seed(s), {min_seeds} needed"
+        detail = f"{len(drops)} seed(s), {min_seeds} needed"
+        if drops:
+            detail += (f"; so far {100 * mean_sd(layers)[0]:.0f}% of the layers, "
+                       f"accuracy {-100 * mean_sd(drops)[0]:+.2f} points")
+        return "pending", detail
     (d, sd), (lay, _) = mean_sd(drops), mean_sd(layers)
     detail = (f"speed {speed}: {100 * lay:.0f}% of the layers, accuracy "
               f"{-100 * d:+.2f} ± {100 * sd:.2f} points")

@@ -62,7 +62,11 @@ def test_verdicts_by_hand():
         "inconclusive")
     assert claims.verdict([0.80, 0.82, 0.84], [0.80, 0.81, 0.82],
                           at_least=True)[0] == "reproduced (equal within spread)"
-    assert claims.verdict([0.9, 0.9], [0.1, 0.1, 0.1])[0] == "pending"
+    assert claims.verdict([0.9, 0.9], [0.1, 0.1, 0.1]) == (
+        "pending", "2 / 3 seed(s), 3 needed; so far +80.00 points")
+    assert claims.verdict([], [0.1]) == ("pending", "0 / 1 seed(s), 3 needed")
+    assert claims.ratio_verdict([0.8], 0.84) == (
+        "pending", "1 seed(s), 3 needed; so far 95.2% of the teacher")
     # 0.82/0.84, 0.83/0.84, 0.81/0.84 -> 97.6%, 98.8%, 96.4% (mean 97.6, sd 1.2)
     result, detail = claims.ratio_verdict([0.82, 0.83, 0.81], 0.84)
     assert result == "inconclusive (spreads overlap)" and detail.startswith("97.6%")
@@ -84,6 +88,8 @@ def test_fastbert_verdict_reads_the_half_speed_point():
     assert claims.fastbert_verdict(lost)[0] == "not reproduced"
     none_saved = [fastbert_entry(0.85, 0.85, 6.0)] * 3
     assert claims.fastbert_verdict(none_saved)[0] == "not reproduced"
+    assert claims.fastbert_verdict(kept[:1]) == (
+        "pending", "1 seed(s), 3 needed; so far 50% of the layers, accuracy -0.20 points")
 
 
 def entry(row, seed, accuracy, domain="movie"):
