@@ -118,8 +118,9 @@ def sgd():
 
 
 def train(case, strategy, optimizer=sgd, run_eagerly=True):
-    """Trains every stage of a case under `strategy`, as `kdplug run` does
-    (its train steps traced with `run_eagerly=False`).
+    """Trains every stage of a case under `strategy`, as `kdplug run` does,
+    Keras' train step run eagerly (traced, as `kdplug run` runs it, with
+    `run_eagerly=False`).
 
     Returns `(per-step logs per stage, final student weights)`.
     """
