@@ -106,15 +106,15 @@ class ClaimRow:
     def estimate_s(self, domain, args, results=None):
         """Seconds one seed of this row takes: the mean wall time of its
         finished seeds in `results` (run whole, at the same budget; not for
-        the teacher, whose stored time may be a cache hit), else a model of
-        steps times a step's cost on 2 CPU cores."""
-        measured = [] if self.kind == "teacher" else [e["wall_s"] for key, e in ((results or {}).get("results") or {}).items()
-                    if key.startswith(f"{domain}/{self.id}/") and "error" not in e
-                    and not e.get("resumed") and e.get("wall_s")
-                    and e.get("budget") == budget(self, args)]
-        if measured:
-            return sum(measured) / len(measured)
+        the teacher, whose stored time may be a cache hit); without one in
+        `domain`, another domain's mean scaled by the two domains' steps
+        per epoch; else a model of steps times a step's cost on 2 CPU
+        cores."""
         steps = DOMAINS[domain]["steps"]
+        for other in [domain, *(d for d in DOMAINS if d != domain)]:
+            measured = self.measured_s(other, args, results)
+            if measured:
+                return sum(measured) / len(measured) * steps / DOMAINS[other]["steps"]
         epochs = EPOCH_FACTOR
         if self.kind == "teacher":
             return 75 + steps * args.teacher_epochs * 0.9 * 1.44
@@ -128,6 +128,16 @@ class ClaimRow:
             n = args.aug_n or self.augment_n
             total += steps * epochs * n * per_step + steps * 32 * n * 0.012
         return total
+
+    def measured_s(self, domain, args, results):
+        """Wall times of this row's whole seeds in `domain` at `args`' budget
+        (none for the teacher: a stored one may be a cache hit)."""
+        if self.kind == "teacher":
+            return []
+        return [e["wall_s"] for key, e in ((results or {}).get("results") or {}).items()
+                if key.startswith(f"{domain}/{self.id}/") and "error" not in e
+                and not e.get("resumed") and e.get("wall_s")
+                and e.get("budget") == budget(self, args)]
 
 
 EVERY_OTHER = {"kind": "truncated", "layers": "every_other", "init": "pretrained"}
@@ -509,8 +519,9 @@ def write_markdown(path, section):
 def estimates_text(args, results=None):
     lines = [f"Estimated wall time per row and seed on 2 CPU cores (at most "
              f"{args.epochs} epochs, early stopping): the mean of the row's "
-             f"measured seeds in `results`, else modelled (~{EPOCH_FACTOR} epochs "
-             "run on average):", ""]
+             "measured seeds in `results` (another domain's, scaled by the steps "
+             f"per epoch, where this one has none), else modelled (~{EPOCH_FACTOR} "
+             "epochs run on average):", ""]
     for domain in DOMAINS:
         total = 0.0
         for row in ROWS:

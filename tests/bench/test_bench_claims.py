@@ -137,6 +137,11 @@ def test_estimates_read_the_rows_measured_seeds():
         "tweets/kd/seed0": {**done, "wall_s": 50.0},
         "movie/kd_x/seed0": {**done, "wall_s": 5.0}}}
     assert row.estimate_s("movie", args, results) == 600.0
+    assert row.estimate_s("tweets", args, results) == 50.0  # its own seed first
+    # no tweets seed: movie's mean, scaled by the steps per epoch
+    del results["results"]["tweets/kd/seed0"]
+    steps = claims.DOMAINS["tweets"]["steps"] / claims.DOMAINS["movie"]["steps"]
+    assert row.estimate_s("tweets", args, results) == pytest.approx(600.0 * steps)
     other_budget = options(epochs=2)
     assert row.estimate_s("movie", other_budget, results) == row.estimate_s(
         "movie", other_budget)
