@@ -84,6 +84,32 @@ def campaign_paths(args, name):
     return args.results or results, args.out or out
 
 
+def add_single_run_arguments(parser, name, config):
+    """`--smoke`, `--config`, `--output-dir` and `--docs` of a script that
+    benchmarks one config (`configs/<name>.yaml` by default); defaults
+    filled in by `single_run_dirs`."""
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny preset and toy data; output under the run folder")
+    parser.add_argument("--config", default=config, help=f"the config to run ({name})")
+    parser.add_argument("--output-dir", help=f"run folder (default runs/bench_{name}, "
+                        f"or runs/bench_{name}_smoke with --smoke)")
+    parser.add_argument("--docs", help="folder of results.md and its images (default "
+                        "docs/, or <run folder>/docs with --smoke)")
+
+
+def single_run_dirs(args, name):
+    """Fills in `args.output_dir` and `args.docs` (`add_single_run_arguments`):
+    `runs/bench_<name>` and `docs/`, or `runs/bench_<name>_smoke` and the run
+    folder's `docs/` with `--smoke`, so a smoke run never touches docs/."""
+    if args.output_dir is None:
+        folder = f"bench_{name}_smoke" if args.smoke else f"bench_{name}"
+        args.output_dir = os.path.join(ROOT, "runs", folder)
+    if args.docs is None:
+        args.docs = (os.path.join(args.output_dir, "docs") if args.smoke
+                     else os.path.join(ROOT, "docs"))
+    return args
+
+
 def cpu_model():
     """The CPU's model name (from /proc/cpuinfo where there is one)."""
     name = platform.processor() or platform.machine()

@@ -40,8 +40,10 @@ import shutil
 import sys
 import time
 
-from benchlib import cpu_model  # bench/ is the script's folder
+from benchlib import add_single_run_arguments  # bench/ is the script's folder
+from benchlib import cpu_model
 from benchlib import markers
+from benchlib import single_run_dirs
 from benchlib import usable_cpus
 from benchlib import write_marked_section
 
@@ -58,13 +60,7 @@ QUOTE_MAX_DROP = 0.01
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true",
-                        help="tiny preset and toy data (seconds); output under the run folder")
-    parser.add_argument("--config", default=CONFIG, help="the fastbert config to run")
-    parser.add_argument("--output-dir", help="run folder (default runs/bench_fastbert, "
-                        "or runs/bench_fastbert_smoke with --smoke)")
-    parser.add_argument("--docs", help="folder of results.md and img/ (default docs/, "
-                        "or <run folder>/docs with --smoke)")
+    add_single_run_arguments(parser, "fastbert", CONFIG)
     parser.add_argument("--epochs", type=int, default=1,
                         help="self-distillation epochs (default 1)")
     parser.add_argument("--steps-per-epoch", type=int, default=None,
@@ -73,13 +69,7 @@ def parse_args(argv=None):
                         help="throughput batch sizes (default 64 16; smoke 16 4)")
     parser.add_argument("--rounds", type=int, default=1,
                         help="timed passes per threshold, fastest counts (default 1)")
-    args = parser.parse_args(argv)
-    if args.output_dir is None:
-        name = "bench_fastbert_smoke" if args.smoke else "bench_fastbert"
-        args.output_dir = os.path.join(ROOT, "runs", name)
-    if args.docs is None:
-        args.docs = (os.path.join(args.output_dir, "docs") if args.smoke
-                     else os.path.join(ROOT, "docs"))
+    args = single_run_dirs(parser.parse_args(argv), "fastbert")
     if args.batch_sizes is None:
         args.batch_sizes = [16, 4] if args.smoke else [64, 16]
     if min(args.batch_sizes) < 2:

@@ -41,7 +41,9 @@ import platform
 import sys
 import time
 
-from benchlib import markers  # bench/ is the script's folder
+from benchlib import add_single_run_arguments  # bench/ is the script's folder
+from benchlib import markers
+from benchlib import single_run_dirs
 from benchlib import write_marked_section
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -64,23 +66,10 @@ START_UP = 30
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true",
-                        help="tiny preset and toy data; output under the run folder")
-    parser.add_argument("--config", default=CONFIG, help="the mtdnn-ensemble config to run")
-    parser.add_argument("--output-dir", help="run folder (default runs/bench_mtdnn, "
-                        "or runs/bench_mtdnn_smoke with --smoke)")
-    parser.add_argument("--docs", help="folder of results.md (default docs/, or "
-                        "<run folder>/docs with --smoke)")
+    add_single_run_arguments(parser, "mtdnn", CONFIG)
     parser.add_argument("--estimate", action="store_true",
                         help="print the runtime estimate and exit")
-    args = parser.parse_args(argv)
-    if args.output_dir is None:
-        name = "bench_mtdnn_smoke" if args.smoke else "bench_mtdnn"
-        args.output_dir = os.path.join(ROOT, "runs", name)
-    if args.docs is None:
-        args.docs = (os.path.join(args.output_dir, "docs") if args.smoke
-                     else os.path.join(ROOT, "docs"))
-    return args
+    return single_run_dirs(parser.parse_args(argv), "mtdnn")
 
 
 def plugin_manager():

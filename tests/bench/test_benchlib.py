@@ -28,6 +28,24 @@ def test_write_marked_section_creates_replaces_and_keeps_other_text(tmp_path):
     assert list(tmp_path.glob("docs/.results-*")) == []  # no temporary left
 
 
+def test_single_run_arguments_keep_smoke_runs_out_of_docs(tmp_path):
+    import argparse
+    import os
+
+    parser = argparse.ArgumentParser()
+    benchlib.add_single_run_arguments(parser, "toy", "configs/toy.yaml")
+    args = benchlib.single_run_dirs(parser.parse_args([]), "toy")
+    assert args.config == "configs/toy.yaml" and not args.smoke
+    assert args.output_dir == os.path.join(benchlib.ROOT, "runs", "bench_toy")
+    assert args.docs == os.path.join(benchlib.ROOT, "docs")
+    smoke = benchlib.single_run_dirs(parser.parse_args(["--smoke"]), "toy")
+    assert smoke.output_dir == os.path.join(benchlib.ROOT, "runs", "bench_toy_smoke")
+    assert smoke.docs == os.path.join(smoke.output_dir, "docs")
+    given = benchlib.single_run_dirs(parser.parse_args(
+        ["--smoke", "--output-dir", str(tmp_path), "--docs", "elsewhere"]), "toy")
+    assert (given.output_dir, given.docs) == (str(tmp_path), "elsewhere")
+
+
 def test_machine_description():
     assert benchlib.usable_cpus() >= 1
     assert benchlib.cpu_model()
