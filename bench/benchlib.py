@@ -143,6 +143,16 @@ def padding_stats(dataset, mask_key):
     return 1 - real / fed, fed, real, dict(sorted(widths.items()))
 
 
+def add_interleaved_arguments(parser, batches, rounds, steps):
+    """`--batches`, `--rounds` and `--steps` of a script timed with
+    `interleaved_rates`, with the script's defaults."""
+    parser.add_argument("--batches", type=int, default=batches,
+                        help="batches of each variant timed (from one shuffled epoch)")
+    parser.add_argument("--rounds", type=int, default=rounds)
+    parser.add_argument("--steps", type=int, default=steps,
+                        help="steps per variant per round")
+
+
 def interleaved_rates(models, batches, rounds, steps):
     """`{variant: [examples/s per round]}`: `steps` `train_on_batch` calls
     of each variant's model on its own batches per round, the variants'

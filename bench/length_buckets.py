@@ -41,7 +41,8 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import yaml  # noqa: E402
 
-from benchlib import cpu_model  # noqa: E402  (bench/ is the script's folder)
+from benchlib import add_interleaved_arguments  # noqa: E402  (bench/ is the script's folder)
+from benchlib import cpu_model  # noqa: E402
 from benchlib import interleaved_rates  # noqa: E402
 from benchlib import padding_stats  # noqa: E402
 from benchlib import usable_cpus  # noqa: E402
@@ -180,10 +181,7 @@ def accuracy_table(runs):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batches", type=int, default=48,
-                        help="batches of each variant timed (from one shuffled epoch)")
-    parser.add_argument("--rounds", type=int, default=8)
-    parser.add_argument("--steps", type=int, default=6, help="steps per variant per round")
+    add_interleaved_arguments(parser, batches=48, rounds=8, steps=6)
     parser.add_argument("--accuracy", action="store_true",
                         help="also run the quickstart padded and bucketed (minutes)")
     parser.add_argument("--skip-throughput", action="store_true",

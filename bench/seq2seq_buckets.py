@@ -32,6 +32,7 @@ import tensorflow as tf  # noqa: E402
 import yaml  # noqa: E402
 
 from benchlib import ROOT  # noqa: E402  (bench/ is the script's folder)
+from benchlib import add_interleaved_arguments  # noqa: E402
 from benchlib import cpu_model  # noqa: E402
 from benchlib import interleaved_rates  # noqa: E402
 from benchlib import padding_stats  # noqa: E402
@@ -111,10 +112,7 @@ def throughput(variants, data, vocabulary_size, batches, rounds, steps):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batches", type=int, default=24,
-                        help="batches of each variant timed (from one shuffled epoch)")
-    parser.add_argument("--rounds", type=int, default=4)
-    parser.add_argument("--steps", type=int, default=3, help="steps per variant per round")
+    add_interleaved_arguments(parser, batches=24, rounds=4, steps=3)
     args = parser.parse_args()
     variants = contexts()
     data, vocabulary_size, n = datasets(variants)

@@ -46,6 +46,17 @@ def test_single_run_arguments_keep_smoke_runs_out_of_docs(tmp_path):
     assert (given.output_dir, given.docs) == (str(tmp_path), "elsewhere")
 
 
+def test_interleaved_arguments_take_the_scripts_defaults():
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    benchlib.add_interleaved_arguments(parser, batches=24, rounds=4, steps=3)
+    args = parser.parse_args([])
+    assert (args.batches, args.rounds, args.steps) == (24, 4, 3)
+    args = parser.parse_args(["--batches", "12", "--rounds", "2", "--steps", "1"])
+    assert (args.batches, args.rounds, args.steps) == (12, 2, 1)
+
+
 def test_machine_description():
     assert benchlib.usable_cpus() >= 1
     assert benchlib.cpu_model()
