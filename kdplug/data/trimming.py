@@ -69,8 +69,8 @@ def trimmed_length(mask, multiple=8):
 def trim_to_longest(features, multiple=8, groups=keys.PADDED_GROUPS):
     """A batch's padded inputs cut to the batch's longest sequence.
 
-    Each padding mask of `keys.PADDED_GROUPS` present in `features` cuts
-    itself and its ids to its own longest sequence rounded up to `multiple`
+    Each padding mask of `groups` (default `keys.PADDED_GROUPS`) present in
+    `features` cuts itself and its ids to its own longest sequence rounded up to `multiple`
     (at most the padded length): the teacher's `token_ids` / `segment_ids` /
     `padding_mask`, a pair's per-sentence `token_ids_a` / `_b`, a word
     student's `word_ids` (and `_b`). Teacher features carried in the batch
