@@ -6,6 +6,7 @@ maximum likelihood only and with C-MLM distillation, over seeds.
     python bench/seq2seq.py --render-only     # rebuild the section from stored results
     python bench/seq2seq.py --smoke           # tiny preset + toy pairs, about a minute
     python bench/seq2seq.py --gpu             # let the runs use a GPU
+    python bench/seq2seq.py --teacher-epochs 3 --epochs 3   # a session's budget
 
 Each seed is one `kdplug run` of `configs/cmlm_seq2seq.yaml` (punctuation
 restoration built from movie_snippets, `data/punct_restore.md`) with
@@ -20,6 +21,13 @@ deviation over seeds), the per-seed gain of distillation and a verdict on
 the paper's claim from those paired gains (`gain_verdict`), the teacher's
 cost (fine-tuning and soft-label time, soft-label size) and the students'
 decoding speed.
+
+`--teacher-epochs` / `--epochs` shrink the C-MLM fine-tuning and the
+students' training below the config's (10 and 10): the config's budget
+takes about six hours of two CPU cores per seed, more than a working session
+keeps its caches. A shrunk budget is part of a result's key
+(`seed<s>-teacher<T>-epochs<E>`) and of its entry (`budget`); the section
+has one table and one verdict per budget, never averaging across budgets.
 """
 
 import argparse
@@ -43,14 +51,34 @@ VARIANTS = {"mle": "student, MLE only", "cmlm_kd": "student + C-MLM distillation
 MIN_SEEDS = 3  # seeds before a verdict on the paper's gain
 
 
+def budget(args):
+    """`{"teacher_epochs": T, "epochs": E}` of `--teacher-epochs` /
+    `--epochs` (only those given), `{}` for the config's budget."""
+    return {k: v for k, v in (("teacher_epochs", getattr(args, "teacher_epochs", None)),
+                              ("epochs", getattr(args, "epochs", None))) if v is not None}
+
+
+def result_key(seed, shrunk):
+    """`seed0` for the config's budget, `seed0-teacher3-epochs3` for a
+    shrunk one (`budget`)."""
+    return f"seed{seed}" + "".join(f"-{'teacher' if k == 'teacher_epochs' else k}{v}"
+                                   for k, v in sorted(shrunk.items(), reverse=True))
+
+
 def build_doc(seed, args, smoke=None):
     """The config of one seed: configs/cmlm_seq2seq.yaml (or the smoke
-    config) with the seed, the shared teacher seed and the run folder."""
+    config) with the seed, the shared teacher seed, the budget and the run
+    folder."""
     doc = quality.load_base("cmlm_seq2seq") if smoke is None else smoke
-    doc = dict(doc, name=f"seq2seq-s{seed}", seed=seed,
-               output_dir=os.path.join(args.run_root, "{name}"))
+    shrunk = budget(args)
+    doc = dict(doc, name="seq2seq-" + result_key(seed, shrunk).replace("seed", "s", 1),
+               seed=seed, output_dir=os.path.join(args.run_root, "{name}"))
     doc["teacher"] = dict(doc["teacher"])
     doc["teacher"]["finetune"] = dict(doc["teacher"]["finetune"], seed=0)
+    if "teacher_epochs" in shrunk:
+        doc["teacher"]["finetune"]["epochs"] = shrunk["teacher_epochs"]
+    if "epochs" in shrunk:
+        doc["training"] = dict(doc["training"], epochs=shrunk["epochs"])
     doc["method"] = dict(doc["method"], mle_baseline=True)
     doc["export"] = False
     return doc
@@ -91,6 +119,7 @@ def summarise(seed, report, wall_s, args):
     seconds = report.get("seconds", {})
     return {
         "seed": seed,
+        "budget": budget(args),
         "variants": {name: {k: report["variants"][name][k] for k in (
             "bleu", "exact_match", "token_accuracy", "perplexity", "params",
             "decode_sentences_per_s")} for name in VARIANTS if name in report["variants"]},
@@ -135,9 +164,34 @@ def render(results, smoke=False):
               "over seeds.", ""]
     if not entries:
         return "\n".join(lines + ["Not run yet.", ""])
-    lines += ["| student | BLEU | exact match | token accuracy | perplexity | "
-              "decoding (sentences/s) | training (s) | seeds |",
-              "|---|---|---|---|---|---|---|---|"]
+    groups = {}  # the config's budget first, then the shrunk ones
+    for e in entries:
+        shrunk = e.get("budget") or {}
+        groups.setdefault((bool(shrunk), budget_text(shrunk)), []).append(e)
+    for (_, text), group in sorted(groups.items()):
+        lines += [f"### Budget: {text}", ""] + render_budget(group)
+    machines = sorted({machine_text(e["machine"]) for e in entries})
+    lines += [f"Machine: {m}." for m in machines] + [""]
+    return "\n".join(lines)
+
+
+def budget_text(shrunk):
+    """`teacher 3 epochs, students 3 epochs (shrunk from the config's 10 and
+    10)` for a stored `budget`; the config's own for `{}`."""
+    if not shrunk:
+        return "the config's (teacher at most 10 epochs, students 10 epochs)"
+    teacher = shrunk.get("teacher_epochs")
+    students = shrunk.get("epochs")
+    return (f"teacher at most {teacher or 10} epochs, students {students or 10} epochs "
+            "(shrunk from the config's 10 and 10 to fit a working session)")
+
+
+def render_budget(entries):
+    """The table, paired gains and verdict, teacher cost and decoding of the
+    entries run with one budget."""
+    lines = ["| student | BLEU | exact match | token accuracy | perplexity | "
+             "decoding (sentences/s) | training (s) | seeds |",
+             "|---|---|---|---|---|---|---|---|"]
     for name, label in VARIANTS.items():
         rows = [e for e in entries if name in e["variants"]]
         if not rows:
@@ -160,19 +214,17 @@ def render(results, smoke=False):
                   f" The paper's gain (C-MLM distillation > MLE): **{gain_verdict(gains)}**."]
     first = entries[0]
     cost = next((e for e in entries if not e["teacher_finetune_cached"]), first)
+    accuracies = sorted({round(e["teacher_masked_accuracy"], 4) for e in entries})
     lines += ["", "Teacher: masked-token accuracy on the test targets "
-              f"{first['teacher_masked_accuracy']:.4f}; C-MLM fine-tuning "
-              f"{(cost['teacher_finetune_s'] or 0):.0f} s (once); soft labels "
+              f"{', '.join(f'{a:.4f}' for a in accuracies)}; C-MLM fine-tuning "
+              f"{(cost['teacher_finetune_s'] or 0):.0f} s; soft labels "
               f"({first['soft_labels']['passes']} passes, top "
               f"{first['soft_labels']['top_k']}) "
               f"{(cost['soft_labels_s'] or 0):.0f} s and "
               f"{(first['soft_labels_bytes'] or 0) / 2**20:.1f} MiB (train + dev, "
               "int32 ids + float16 probabilities).", ""]
     decodings = sorted({decoding_text(e.get("decoding")) for e in entries})
-    lines += [f"Decoding: {', '.join(decodings)}.", ""]
-    machines = sorted({machine_text(e["machine"]) for e in entries})
-    lines += [f"Machine: {m}." for m in machines] + [""]
-    return "\n".join(lines)
+    return lines + [f"Decoding: {', '.join(decodings)}.", ""]
 
 
 def gain_verdict(gains, min_seeds=MIN_SEEDS):
@@ -213,6 +265,10 @@ def parse_args(argv):
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--gpu", action="store_true")
     parser.add_argument("--timeout", type=float)
+    parser.add_argument("--teacher-epochs", type=int,
+                        help="C-MLM fine-tuning epochs (default: the config's)")
+    parser.add_argument("--epochs", type=int,
+                        help="each student's epochs (default: the config's)")
     args = parser.parse_args(argv)
     args.seed_list = parse_seeds(parser, args.seeds)
     return args
@@ -252,7 +308,7 @@ def job(seed, args, smoke=None):
             row, config_path, os.path.join(run_dir, "metrics.json"),
             os.path.join(args.run_root, f"{doc['name']}.log"), args.timeout, gpu=args.gpu)
 
-    return Job(f"seed{seed}", run,
+    return Job(result_key(seed, budget(args)), run,
                summarise=lambda report, wall: summarise(seed, report, wall, args),
                describe=lambda e: ", ".join(f"{name} BLEU {v['bleu']:.2f}"
                                             for name, v in e["variants"].items()),

@@ -19,6 +19,18 @@ def test_every_seed_shares_the_teacher_and_trains_both_students():
     assert config.seed == 2 and config.teacher.finetune.seed == 0
     assert config.method_config.mle_baseline is True
     assert config.data.path.endswith("punct_restore.tsv")
+    assert doc["name"] == "seq2seq-s2" and config.training.epochs == 10
+
+
+def test_a_shrunk_budget_sets_both_epochs_and_names_the_result():
+    args = types.SimpleNamespace(run_root="/tmp/runs/seq2seq", teacher_epochs=3, epochs=2)
+    doc = seq2seq.build_doc(1, args)
+    config = config_from_dict(doc, file=os.path.join(ROOT, "runs", "x.yaml"))
+    assert config.teacher.finetune.epochs == 3 and config.training.epochs == 2
+    assert seq2seq.budget(args) == {"teacher_epochs": 3, "epochs": 2}
+    assert seq2seq.result_key(1, seq2seq.budget(args)) == "seed1-teacher3-epochs2"
+    assert doc["name"] == "seq2seq-s1-teacher3-epochs2"
+    assert seq2seq.result_key(1, {}) == "seed1"
 
 
 def entry(seed, mle, kd):
@@ -45,10 +57,26 @@ def test_render_means_gains_and_costs_by_hand():
     # paired gains 1.67 - 0.29 > 0, though the two rows' spreads overlap
     # (42.67 - 0.76 < 41.00 + 1.00)
     assert "The paper's gain (C-MLM distillation > MLE): **reproduced**." in text
-    assert "C-MLM fine-tuning 600 s (once)" in text and "3.0 MiB" in text
+    assert "C-MLM fine-tuning 600 s;" in text and "3.0 MiB" in text
     assert "2 CPU core(s) (test cpu), CPU only" in text
     assert "Decoding: beam 5, length penalty 0.6." in text
     assert "Not run yet." in seq2seq.render({"results": {}})
+
+
+def test_each_budget_has_its_own_table_and_verdict():
+    shrunk = {"teacher_epochs": 3, "epochs": 3}
+    results = {"results": {
+        "seed0": entry(0, 40.0, 42.0),
+        "seed0-teacher3-epochs3": dict(entry(0, 20.0, 25.0), budget=shrunk),
+        "seed1-teacher3-epochs3": dict(entry(1, 22.0, 24.0), budget=shrunk)}}
+    text = seq2seq.render(results)
+    config, small = text.split("### Budget: ")[1:]
+    assert config.startswith("the config's (teacher at most 10 epochs, students 10 epochs)")
+    assert "| student, MLE only | 40.00 |" in config and "pending (1 of 3 seeds)" in config
+    assert small.startswith("teacher at most 3 epochs, students 3 epochs (shrunk")
+    # never averaged across budgets: 20 and 22 only
+    assert "| student, MLE only | 21.00 ± 1.41 |" in small
+    assert "+5.00, +2.00 BLEU" in small and "pending (2 of 3 seeds)" in small
 
 
 def test_gain_verdict_by_hand():
