@@ -25,6 +25,7 @@ verbose = keras_verbosity(config.training.verbose)  # 1 on a terminal, else 0
 import logging
 import os
 import sys
+import time
 
 LOGGER = "kdplug"
 
@@ -99,3 +100,32 @@ def progress_lines(name, setting):
     from kdplug.training.callbacks.progress_line import ProgressLine
 
     return [ProgressLine(name)]
+
+
+def progress_logger(log, label, interval=60.0, clock=time.monotonic):
+    """`fn(done, total)` that logs `<label>: <done> of <total> examples (<%>),
+    <s> s` at most once every `interval` seconds, and always at the end:
+    progress for long loops outside Keras' `fit` (the C-MLM teacher's soft
+    labels run for minutes). `clock` is for tests.
+
+    Examples:
+
+    ```python
+    progress = progress_logger(log, "soft labels (train)")
+    for start in range(0, n, 64):
+        ...
+        progress(min(start + 64, n), n)
+    ```
+    """
+    started = clock()
+    last = [started]
+
+    def progress(done, total):
+        now = clock()
+        if done < total and now - last[0] < interval:
+            return
+        last[0] = now
+        log.info("%s: %s of %s examples (%.0f%%), %.0f s", label, f"{done:,}",
+                 f"{total:,}", 100.0 * done / max(total, 1), now - started)
+
+    return progress

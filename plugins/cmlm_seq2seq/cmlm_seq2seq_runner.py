@@ -15,6 +15,7 @@ from kdplug.errors import ConfigError
 from kdplug.evaluation.measure import count_params
 from kdplug.evaluation.plots import LOSS_CURVES
 from kdplug.evaluation.plots import loss_curves
+from kdplug.run.console import progress_logger
 from kdplug.run.runner import Runner
 from kdplug.run.stage_runner import StageRunner
 from kdplug.run.teacher_setup import EVAL_BATCH_SIZE
@@ -224,7 +225,9 @@ class CmlmSeq2SeqRunner(Runner):
                                   self.encoder.decoder_length, mcfg.passes,
                                   mcfg.top_k, batch_size)
         if not (cfg.cache and cfg.cache.teacher_outputs):
-            return extractor.extract(self.encoder.teacher_arrays(sources, targets))
+            return extractor.extract(
+                self.encoder.teacher_arrays(sources, targets),
+                progress=progress_logger(ctx.log, f"soft labels ({split})"))
         cache = TopKCache({
             "format": TOPK_FORMAT, "teacher": self.teacher_fingerprint,
             "encoder": self.encoder.fingerprint(),
@@ -238,7 +241,8 @@ class CmlmSeq2SeqRunner(Runner):
         ctx.log.info("soft labels (%s): %d examples x %d passes, top %d", split,
                      len(sources), mcfg.passes, mcfg.top_k)
         return cache.save(*extractor.extract(
-            self.encoder.teacher_arrays(sources, targets)))
+            self.encoder.teacher_arrays(sources, targets),
+            progress=progress_logger(ctx.log, f"soft labels ({split})")))
 
     def _dataset(self, data, split, soft, shuffle):
         """Student batches `(features, labels)` of a split (None if absent);

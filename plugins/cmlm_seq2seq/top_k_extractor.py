@@ -71,9 +71,11 @@ class TopKExtractor:
         js = np.arange(p, self.positions, self.passes)
         return np.concatenate([js, np.full(self.slots - len(js), -1)])
 
-    def extract(self, arrays):
+    def extract(self, arrays, progress=None):
         """`(ids, probs)` for `Seq2SeqEncoder.teacher_arrays(...)`:
-        `(n, positions, K)` int32 and float16, zero past each target."""
+        `(n, positions, K)` int32 and float16, zero past each target.
+        `progress(done, n)`, if given, is called after each batch with the
+        examples done so far."""
         token_ids = np.asarray(arrays[keys.TOKEN_IDS])
         segment_ids = np.asarray(arrays[keys.SEGMENT_IDS])
         padding_mask = np.asarray(arrays[keys.PADDING_MASK])
@@ -83,6 +85,7 @@ class TopKExtractor:
         probs = np.zeros((n, self.positions, self.top_k), "float16")
         starts = target.argmax(axis=1)
         counts = np.minimum(target.sum(axis=1), self.positions)
+        done = 0
         for rows in batches_by_length(padding_mask, self.batch_size):
             batch = {keys.TOKEN_IDS: token_ids[rows], keys.SEGMENT_IDS: segment_ids[rows],
                      keys.PADDING_MASK: padding_mask[rows]}
@@ -100,4 +103,7 @@ class TopKExtractor:
                     sk.MASK_POSITIONS: where.astype("int32")}))
                 ids[rows[r], js[c]] = indices.numpy()[r, c]
                 probs[rows[r], js[c]] = values.numpy()[r, c].astype("float16")
+            done += len(rows)
+            if progress is not None:
+                progress(done, n)
         return ids, probs

@@ -20,6 +20,19 @@ def test_progress_bar_only_on_a_terminal(monkeypatch, tty, setting, verbosity, l
     assert len(console.progress_lines("distill", setting)) == int(lines)
 
 
+def test_progress_logger_logs_at_most_once_per_interval_and_at_the_end():
+    times = iter([0.0, 10.0, 70.0, 80.0, 95.0])  # start, then one per call
+    log = logging.getLogger("kdplug.test.progress")
+    records = []
+    log.info = lambda fmt, *args: records.append(fmt % args)
+    progress = console.progress_logger(log, "soft labels (train)", interval=60.0,
+                                       clock=lambda: next(times))
+    for done in (64, 1280, 2000, 2500):  # at 10, 70, 80 and 95 s
+        progress(done, 2500)
+    assert records == ["soft labels (train): 1,280 of 2,500 examples (51%), 70 s",
+                       "soft labels (train): 2,500 of 2,500 examples (100%), 95 s"]
+
+
 def test_messages_are_kdplug_lines_and_handlers_are_not_doubled():
     stream = io.StringIO()
     console.configure_logging(stream=stream)

@@ -1,5 +1,6 @@
 import json
 import os
+import re
 
 import pytest
 
@@ -27,8 +28,12 @@ def test_kdplug_run_trains_decodes_and_exports_a_text_generator(tmp_path, capsys
         cache=True)
     assert main(["validate", path]) == 0
     assert main(["run", path]) == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     assert "teacher accuracy" in out
+    # the soft labels' extraction reports its progress (at least at its end)
+    assert re.search(r"soft labels \(train\): (\d+) of \1 examples \(100%\)",
+                     captured.err)
     # the C-MLM fine-tuning logs its masked-token accuracy only, not the
     # keras-hub MaskedLM's default accuracy over every position
     assert "accuracy:" in out and "sparse_categorical_accuracy" not in out

@@ -69,7 +69,8 @@ def test_batches_of_similar_length_cut_to_their_longest_give_the_same_labels(
     """The same pairs padded to 40 positions, in batches of 2: sorted by
     length (7, 8, 11 pieces), the teacher reads the two shortest (rows 0 and
     2) cut to 8 and the longest alone, cut to 16 (11 rounded up to 8), and
-    gives the soft labels of the 14-position encoding in the input's order."""
+    gives the soft labels of the 14-position encoding in the input's order;
+    progress is reported after each batch."""
     long = Seq2SeqEncoder(tokenizer, 4, 5, 40).teacher_arrays(SOURCES, TARGETS)
     assert long["token_ids"].shape[1] == 40
     assert long["padding_mask"].sum(1).tolist() == [7, 11, 8]
@@ -78,7 +79,9 @@ def test_batches_of_similar_length_cut_to_their_longest_give_the_same_labels(
     seen, step = [], extractor._step
     extractor._step = lambda x: (seen.append(
         (tuple(x["token_ids"].shape), np.asarray(x["token_ids"])[:, 1].tolist())), step(x))[1]
-    ids, probs = extractor.extract(long)
+    done = []
+    ids, probs = extractor.extract(long, progress=lambda d, n: done.append((d, n)))
+    assert done == [(2, 3), (3, 3)]  # examples after each batch
     first_tokens = long["token_ids"][:, 1].tolist()
     assert seen[0] == ((2, 8), [first_tokens[0], first_tokens[2]])  # rows 0 and 2
     assert seen[-1] == ((1, 16), [first_tokens[1]])
