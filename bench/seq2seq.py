@@ -61,8 +61,12 @@ def budget(args):
 def result_key(seed, shrunk):
     """`seed0` for the config's budget, `seed0-teacher3-epochs3` for a
     shrunk one (`budget`)."""
-    return f"seed{seed}" + "".join(f"-{'teacher' if k == 'teacher_epochs' else k}{v}"
-                                   for k, v in sorted(shrunk.items(), reverse=True))
+    parts = [f"seed{seed}"]
+    if "teacher_epochs" in shrunk:
+        parts.append(f"teacher{shrunk['teacher_epochs']}")
+    if "epochs" in shrunk:
+        parts.append(f"epochs{shrunk['epochs']}")
+    return "-".join(parts)
 
 
 def build_doc(seed, args, smoke=None):
@@ -176,14 +180,18 @@ def render(results, smoke=False):
 
 
 def budget_text(shrunk):
-    """`teacher 3 epochs, students 3 epochs (shrunk from the config's 10 and
-    10)` for a stored `budget`; the config's own for `{}`."""
+    """`teacher at most 3 epochs, students 3 epochs (shrunk from the
+    config's 10 and 10 ...)` for a stored `budget`, the config's own epochs
+    (read from configs/cmlm_seq2seq.yaml) for `{}`."""
+    base = quality.load_base("cmlm_seq2seq")
+    config = (base["teacher"]["finetune"]["epochs"], base["training"]["epochs"])
+    teacher = shrunk.get("teacher_epochs", config[0])
+    students = shrunk.get("epochs", config[1])
+    text = f"teacher at most {teacher} epochs, students {students} epochs"
     if not shrunk:
-        return "the config's (teacher at most 10 epochs, students 10 epochs)"
-    teacher = shrunk.get("teacher_epochs")
-    students = shrunk.get("epochs")
-    return (f"teacher at most {teacher or 10} epochs, students {students or 10} epochs "
-            "(shrunk from the config's 10 and 10 to fit a working session)")
+        return f"the config's ({text})"
+    return (f"{text} (shrunk from the config's {config[0]} and {config[1]} "
+            "to fit a working session)")
 
 
 def render_budget(entries):

@@ -224,10 +224,11 @@ class CmlmSeq2SeqRunner(Runner):
         extractor = TopKExtractor(self.mlm, self.encoder.mask_id,
                                   self.encoder.decoder_length, mcfg.passes,
                                   mcfg.top_k, batch_size)
+        extract = lambda: extractor.extract(  # noqa: E731
+            self.encoder.teacher_arrays(sources, targets),
+            progress=progress_logger(ctx.log, f"soft labels ({split})"))
         if not (cfg.cache and cfg.cache.teacher_outputs):
-            return extractor.extract(
-                self.encoder.teacher_arrays(sources, targets),
-                progress=progress_logger(ctx.log, f"soft labels ({split})"))
+            return extract()
         cache = TopKCache({
             "format": TOPK_FORMAT, "teacher": self.teacher_fingerprint,
             "encoder": self.encoder.fingerprint(),
@@ -240,9 +241,7 @@ class CmlmSeq2SeqRunner(Runner):
             return loaded
         ctx.log.info("soft labels (%s): %d examples x %d passes, top %d", split,
                      len(sources), mcfg.passes, mcfg.top_k)
-        return cache.save(*extractor.extract(
-            self.encoder.teacher_arrays(sources, targets),
-            progress=progress_logger(ctx.log, f"soft labels ({split})")))
+        return cache.save(*extract())
 
     def _dataset(self, data, split, soft, shuffle):
         """Student batches `(features, labels)` of a split (None if absent);
