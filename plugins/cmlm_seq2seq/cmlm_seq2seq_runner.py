@@ -294,7 +294,9 @@ class CmlmSeq2SeqRunner(Runner):
                                  self.encoder.pad_id, mcfg.decoding, mcfg.beam_width,
                                  length_penalty=mcfg.length_penalty)
         start = time.perf_counter()
-        generated = decoder.generate(self.encoder.source_arrays(sources), EVAL_BATCH_SIZE)
+        generated = decoder.generate(
+            self.encoder.source_arrays(sources), EVAL_BATCH_SIZE,
+            progress=progress_logger(self.context.log, f"decoding ({mcfg.decoding})"))
         decode_s = time.perf_counter() - start
         hypotheses = self.encoder.detokenize(generated)
         references = self.encoder.normalize(targets)

@@ -126,13 +126,16 @@ class Seq2SeqDecoder:
         return self.sampler(next, prompt, cache=cache, index=1,
                             mask=prompt_mask, stop_token_ids=[self.end_id])
 
-    def generate_ids(self, arrays, batch_size=64):
+    def generate_ids(self, arrays, batch_size=64, progress=None):
         """The decoder buffers `(n, decoder_length)` for encoder inputs
         `{encoder_token_ids, encoder_padding_mask}`, in their order.
 
         The sources are decoded in batches of similar length (sorted by
         their length): a batch runs until its longest output has ended, and
-        output length follows source length."""
+        output length follows source length. `progress(done, n)`, if given,
+        is called after each batch with the examples decoded so far (e.g.
+        `kdplug.run.console.progress_logger`: an untrained student decodes
+        every row to the buffer's end, minutes on a CPU)."""
         ids = np.asarray(arrays[sk.ENCODER_TOKEN_IDS], "int32")
         mask = np.asarray(arrays[sk.ENCODER_PADDING_MASK], "int32")
         n = len(ids)
@@ -140,15 +143,20 @@ class Seq2SeqDecoder:
         if n == 0:
             return out
         size = min(batch_size, n)  # one shape: the last batch is padded
+        done = 0
         for rows in batches_by_length(mask, size):
             padded = np.concatenate([rows, np.repeat(rows[:1], size - len(rows))])
             out[rows] = np.asarray(self._generate(ids[padded], mask[padded]))[:len(rows)]
+            done += len(rows)
+            if progress is not None:
+                progress(done, n)
         return out
 
-    def generate(self, arrays, batch_size=64):
+    def generate(self, arrays, batch_size=64, progress=None):
         """Generated word-piece ids per example: the buffer after [CLS], up
-        to (not including) the first [SEP]."""
-        return [self.strip(row) for row in self.generate_ids(arrays, batch_size)]
+        to (not including) the first [SEP]. `progress`: as `generate_ids`."""
+        return [self.strip(row)
+                for row in self.generate_ids(arrays, batch_size, progress)]
 
     def strip(self, row):
         out = []

@@ -119,8 +119,10 @@ def test_batches_of_similar_length_keep_the_sources_order(model_and_sources):
         return buffer
 
     decoder._generate = step
-    out = decoder.generate_ids(arrays, 2)
+    progress = []
+    out = decoder.generate_ids(arrays, 2, progress=lambda *a: progress.append(a))
     assert batches == [[1, 2], [3, 4], [4, 4]]  # sorted; the last one padded
+    assert progress == [(2, 5), (4, 5), (5, 5)]  # real rows, not the padding
     np.testing.assert_array_equal(out[:, 1:5], src)
     assert decoder.generate(arrays, 2)[1] == [src[1, 0]]  # cut at its padding
 

@@ -34,6 +34,9 @@ def test_kdplug_run_trains_decodes_and_exports_a_text_generator(tmp_path, capsys
     # the soft labels' extraction reports its progress (at least at its end)
     assert re.search(r"soft labels \(train\): (\d+) of \1 examples \(100%\)",
                      captured.err)
+    # and so does each student's decoding of the test split
+    assert len(re.findall(r"decoding \(beam\): (\d+) of \1 examples \(100%\)",
+                          captured.err)) == 2
     # the C-MLM fine-tuning logs its masked-token accuracy only, not the
     # keras-hub MaskedLM's default accuracy over every position
     assert "accuracy:" in out and "sparse_categorical_accuracy" not in out
