@@ -7,6 +7,7 @@ maximum likelihood only and with C-MLM distillation, over seeds.
     python bench/seq2seq.py --smoke           # tiny preset + toy pairs, about a minute
     python bench/seq2seq.py --gpu             # let the runs use a GPU
     python bench/seq2seq.py --teacher-epochs 3 --epochs 3   # a session's budget
+    python bench/seq2seq.py --set student.hidden_dim=128    # any field changed
 
 Each seed is one `kdplug run` of `configs/cmlm_seq2seq.yaml` (punctuation
 restoration built from movie_snippets, `data/punct_restore.md`) with
@@ -25,15 +26,24 @@ decoding speed.
 `--teacher-epochs` / `--epochs` shrink the C-MLM fine-tuning and the
 students' training below the config's (10 and 10): the config's budget
 takes about six hours of two CPU cores per seed, more than a working session
-keeps its caches. A shrunk budget is part of a result's key
-(`seed<s>-teacher<T>-epochs<E>`) and of its entry (`budget`); the section
-has one table and one verdict per budget, never averaging across budgets.
+keeps its caches. `--set FIELD=VALUE` (repeatable) changes any other field
+of the config, e.g. a smaller student that learns in fewer CPU hours
+(`--set student.hidden_dim=128 --set training.learning_rate=1e-3`); the
+value is read as YAML and kdplug validates the field as in any config. A
+shrunk or changed budget is part of a result's key
+(`seed<s>-teacher<T>-epochs<E>`, plus `-set<hash>` of the changed fields)
+and of its entry (`budget`); the section has one table and one verdict per
+budget, never averaging across budgets.
 """
 
 import argparse
+import hashlib
+import json
 import os
 import statistics
 import sys
+
+import yaml
 
 import quality  # bench/ is the script's folder
 from benchlib import Job
@@ -49,24 +59,75 @@ CONFIG = os.path.join(ROOT, "configs", "cmlm_seq2seq.yaml")
 TITLE = "## BERT -> seq2seq: C-MLM distillation vs maximum likelihood"
 VARIANTS = {"mle": "student, MLE only", "cmlm_kd": "student + C-MLM distillation"}
 MIN_SEEDS = 3  # seeds before a verdict on the paper's gain
+# Fields each seed's config sets itself (or an option sets): not for --set.
+OWN_FIELDS = {"name": "the seed's run name", "seed": "--seeds",
+              "output_dir": "--run-root", "export": "the bench (no export)",
+              "teacher.finetune.seed": "the bench (one teacher for every seed)",
+              "teacher.finetune.epochs": "--teacher-epochs",
+              "training.epochs": "--epochs",
+              "method.mle_baseline": "the bench (both students)"}
 
 
 def budget(args):
-    """`{"teacher_epochs": T, "epochs": E}` of `--teacher-epochs` /
-    `--epochs` (only those given), `{}` for the config's budget."""
-    return {k: v for k, v in (("teacher_epochs", getattr(args, "teacher_epochs", None)),
-                              ("epochs", getattr(args, "epochs", None))) if v is not None}
+    """`{"teacher_epochs": T, "epochs": E, "set": {field: value}}` of
+    `--teacher-epochs`, `--epochs` and `--set` (only those given), `{}` for
+    the config's budget."""
+    shrunk = {k: v for k, v in (("teacher_epochs", getattr(args, "teacher_epochs", None)),
+                                ("epochs", getattr(args, "epochs", None))) if v is not None}
+    changed = getattr(args, "set", None)
+    if changed:
+        shrunk["set"] = dict(sorted(changed.items()))
+    return shrunk
 
 
 def result_key(seed, shrunk):
     """`seed0` for the config's budget, `seed0-teacher3-epochs3` for a
-    shrunk one (`budget`)."""
+    shrunk one (`budget`), `...-set<8 hex digits>` when fields are changed
+    (a hash of the sorted `field: value` pairs)."""
     parts = [f"seed{seed}"]
     if "teacher_epochs" in shrunk:
         parts.append(f"teacher{shrunk['teacher_epochs']}")
     if "epochs" in shrunk:
         parts.append(f"epochs{shrunk['epochs']}")
+    if shrunk.get("set"):
+        text = json.dumps(shrunk["set"], sort_keys=True)
+        parts.append("set" + hashlib.sha256(text.encode()).hexdigest()[:8])
     return "-".join(parts)
+
+
+def parse_set(text):
+    """`("student.hidden_dim", 128)` from `student.hidden_dim=128` (the value
+    read as YAML, `1e-3` as a number); ValueError for a missing `=` or a field the bench sets."""
+    field, sep, value = text.partition("=")
+    field = field.strip()
+    if not sep or not field:
+        raise ValueError(f"--set {text!r}: expected FIELD=VALUE, e.g. "
+                         "student.hidden_dim=128")
+    if field in OWN_FIELDS:
+        raise ValueError(f"--set {field}: set by {OWN_FIELDS[field]}")
+    value = yaml.safe_load(value)
+    if isinstance(value, str):  # YAML 1.1 reads 1e-3 (no dot) as a string
+        try:
+            value = float(value)
+        except ValueError:
+            pass
+    return field, value
+
+
+def apply_set(doc, changed):
+    """`doc` with each dotted `field` of `changed` set (sections copied, not
+    changed in place); ValueError when a field's parent is not a section."""
+    for field, value in changed.items():
+        *parents, last = field.split(".")
+        node = doc
+        for depth, key in enumerate(parents):
+            if not isinstance(node.get(key), dict):
+                raise ValueError(f"--set {field}: {'.'.join(parents[:depth + 1])} "
+                                 "is not a section of configs/cmlm_seq2seq.yaml")
+            node[key] = dict(node[key])
+            node = node[key]
+        node[last] = value
+    return doc
 
 
 def build_doc(seed, args, smoke=None):
@@ -75,6 +136,7 @@ def build_doc(seed, args, smoke=None):
     folder."""
     doc = quality.load_base("cmlm_seq2seq") if smoke is None else smoke
     shrunk = budget(args)
+    doc = apply_set(dict(doc), shrunk.get("set", {}))
     doc = dict(doc, name="seq2seq-" + result_key(seed, shrunk).replace("seed", "s", 1),
                seed=seed, output_dir=os.path.join(args.run_root, "{name}"))
     doc["teacher"] = dict(doc["teacher"])
@@ -190,6 +252,9 @@ def budget_text(shrunk):
     text = f"teacher at most {teacher} epochs, students {students} epochs"
     if not shrunk:
         return f"the config's ({text})"
+    changed = shrunk.get("set") or {}
+    if changed:
+        text += "; " + ", ".join(f"{field} = {value}" for field, value in changed.items())
     return (f"{text} (shrunk from the config's {config[0]} and {config[1]} "
             "to fit a working session)")
 
@@ -277,8 +342,15 @@ def parse_args(argv):
                         help="C-MLM fine-tuning epochs (default: the config's)")
     parser.add_argument("--epochs", type=int,
                         help="each student's epochs (default: the config's)")
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                        help="change a field of the config (repeatable), e.g. "
+                             "student.hidden_dim=128")
     args = parser.parse_args(argv)
     args.seed_list = parse_seeds(parser, args.seeds)
+    try:
+        args.set = dict(parse_set(text) for text in args.set)
+    except ValueError as error:
+        parser.error(str(error))
     return args
 
 

@@ -4,6 +4,8 @@ smoke run, `python bench/seq2seq.py --smoke`, trains; about a minute)."""
 import os
 import types
 
+import pytest
+
 from conftest import load_bench_script
 
 from kdplug.config import config_from_dict
@@ -31,6 +33,47 @@ def test_a_shrunk_budget_sets_both_epochs_and_names_the_result():
     assert seq2seq.result_key(1, seq2seq.budget(args)) == "seed1-teacher3-epochs2"
     assert doc["name"] == "seq2seq-s1-teacher3-epochs2"
     assert seq2seq.result_key(1, {}) == "seed1"
+
+
+def test_set_changes_config_fields_and_names_the_result():
+    args = seq2seq.parse_args(["--epochs", "12", "--set", "student.hidden_dim=128",
+                               "--set", "training.learning_rate=1e-3",
+                               "--set", "student.num_encoder_layers=2"])
+    assert args.set == {"student.hidden_dim": 128, "training.learning_rate": 1e-3,
+                        "student.num_encoder_layers": 2}
+    args.run_root = "/tmp/runs/seq2seq"
+    doc = seq2seq.build_doc(0, args)
+    config = config_from_dict(doc, file=os.path.join(ROOT, "runs", "x.yaml"))
+    assert (config.student_config.hidden_dim, config.student_config.num_encoder_layers,
+            config.student_config.num_decoder_layers) == (128, 2, 3)
+    assert config.training.learning_rate == 1e-3 and config.training.epochs == 12
+    assert seq2seq.quality.load_base("cmlm_seq2seq")["student"]["hidden_dim"] == 256
+    shrunk = seq2seq.budget(args)
+    assert list(shrunk["set"]) == sorted(args.set)  # one order, one key
+    key = seq2seq.result_key(0, shrunk)
+    assert key.startswith("seed0-epochs12-set") and len(key) == len("seed0-epochs12-set") + 8
+    assert seq2seq.result_key(0, dict(shrunk, set={"student.hidden_dim": 64})) != key
+    assert seq2seq.budget_text(shrunk) == (
+        "teacher at most 10 epochs, students 12 epochs; student.hidden_dim = 128, "
+        "student.num_encoder_layers = 2, training.learning_rate = 0.001 "
+        "(shrunk from the config's 10 and 10 to fit a working session)")
+
+
+@pytest.mark.parametrize("option, message", [
+    ("student.hidden_dim", "expected FIELD=VALUE"),
+    ("training.epochs=3", "training.epochs: set by --epochs"),
+    ("seed=4", "seed: set by --seeds"),
+])
+def test_set_refuses_what_the_bench_sets_itself(option, message, capsys):
+    with pytest.raises(SystemExit):
+        seq2seq.parse_args(["--set", option])
+    assert message in capsys.readouterr().err
+
+
+def test_set_names_a_field_under_something_that_is_not_a_section():
+    args = types.SimpleNamespace(run_root="/tmp/r", set={"method.top_k.x": 1})
+    with pytest.raises(ValueError, match="method.top_k is not a section"):
+        seq2seq.build_doc(0, args)
 
 
 def entry(seed, mle, kd):
