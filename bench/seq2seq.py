@@ -97,7 +97,8 @@ def result_key(seed, shrunk):
 
 def parse_set(text):
     """`("student.hidden_dim", 128)` from `student.hidden_dim=128` (the value
-    read as YAML, `1e-3` as a number); ValueError for a missing `=` or a field the bench sets."""
+    read as YAML, `1e-3` as a number); ValueError for a missing `=` or a
+    field the bench sets."""
     field, sep, value = text.partition("=")
     field = field.strip()
     if not sep or not field:
@@ -243,7 +244,8 @@ def render(results, smoke=False):
 
 def budget_text(shrunk):
     """`teacher at most 3 epochs, students 3 epochs (shrunk from the
-    config's 10 and 10 ...)` for a stored `budget`, the config's own epochs
+    config's 10 and 10 ...)` for a stored `budget` ("changed from" when it
+    trains longer or changes fields), the config's own epochs
     (read from configs/cmlm_seq2seq.yaml) for `{}`."""
     base = quality.load_base("cmlm_seq2seq")
     config = (base["teacher"]["finetune"]["epochs"], base["training"]["epochs"])
@@ -255,8 +257,10 @@ def budget_text(shrunk):
     changed = shrunk.get("set") or {}
     if changed:
         text += "; " + ", ".join(f"{field} = {value}" for field, value in changed.items())
-    return (f"{text} (shrunk from the config's {config[0]} and {config[1]} "
-            "to fit a working session)")
+    # "shrunk" only where it is true: --epochs 12 or a --set is a change
+    smaller = not changed and teacher <= config[0] and students <= config[1]
+    return (f"{text} ({'shrunk' if smaller else 'changed'} from the config's "
+            f"{config[0]} and {config[1]} to fit a working session)")
 
 
 def render_budget(entries):

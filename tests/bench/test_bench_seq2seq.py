@@ -56,7 +56,9 @@ def test_set_changes_config_fields_and_names_the_result():
     assert seq2seq.budget_text(shrunk) == (
         "teacher at most 10 epochs, students 12 epochs; student.hidden_dim = 128, "
         "student.num_encoder_layers = 2, training.learning_rate = 0.001 "
-        "(shrunk from the config's 10 and 10 to fit a working session)")
+        "(changed from the config's 10 and 10 to fit a working session)")
+    assert seq2seq.budget_text({"epochs": 12}).endswith(
+        "students 12 epochs (changed from the config's 10 and 10 to fit a working session)")
 
 
 @pytest.mark.parametrize("option, message", [
