@@ -4,7 +4,8 @@ Public API:
 
 - `Distiller`: a `keras.Model` that trains a student against a teacher
   (any `keras.Model` as either); `distill(teacher=, student=, train_data=)`,
-  the common case in one call; `make_optimizer`, the CLI's optimizer recipe.
+  the common case in one call; `make_optimizer`, the CLI's optimizer recipe
+  (`kdplug.training.FusedAdamW`: Keras' AdamW on TensorFlow's fused kernel).
 - `Method`, `StudentKind`, `Stage`: what method and student plugins implement.
 - `hookimpl`: the decorator for plugin hooks (see `kdplug.plugin.hookspecs`).
 - `get_plugin_manager()`: the loaded plugins and their registries.

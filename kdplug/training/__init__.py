@@ -13,6 +13,7 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     "mirrored_strategy": "kdplug.training.distribution",
     "precision_policy": "kdplug.training.distribution",
     "make_optimizer": "kdplug.training.optimizers",
+    "FusedAdamW": "kdplug.training.fused_adam_w",
     "StopOnNaN": "kdplug.training.callbacks",
     "ResumableBackup": "kdplug.training.callbacks",
     "TermSchedule": "kdplug.training.term_schedule",

@@ -1,6 +1,8 @@
 import keras
 from keras import ops
 
+from kdplug.training.fused_adam_w import FusedAdamW
+
 
 @keras.saving.register_keras_serializable(package="kdplug")
 class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
@@ -48,7 +50,9 @@ def make_optimizer(kind, learning_rate, total_steps, warmup_ratio=0.0,
     warm-up over `warmup_ratio` of the steps to `learning_rate`, then a
     linear decay to zero at `total_steps` (`WarmupLinearDecay`), gradients
     clipped to a global norm of 1.0, epsilon 1e-6; `adamw` leaves biases and
-    layer-norm scales out of the weight decay.
+    layer-norm scales out of the weight decay. `adamw` and `adam` are
+    `FusedAdamW` (Keras' AdamW, each variable updated by TensorFlow's fused
+    kernel; `adam` without decay).
 
     Args:
         kind: `adamw`, `adam` or `sgd` (momentum 0.9).
@@ -69,11 +73,13 @@ def make_optimizer(kind, learning_rate, total_steps, warmup_ratio=0.0,
         learning_rate, total_steps, int(round(warmup_ratio * total_steps))
     )
     if kind == "adamw":
-        optimizer = keras.optimizers.AdamW(
-            schedule, weight_decay=weight_decay, epsilon=1e-6, global_clipnorm=1.0
+        optimizer = FusedAdamW(
+            schedule, weight_decay=weight_decay, epsilon=1e-6, global_clipnorm=1.0,
+            name="adamw",
         )
         optimizer.exclude_from_weight_decay(var_names=["bias", "gamma", "beta"])
         return optimizer
     if kind == "adam":
-        return keras.optimizers.Adam(schedule, epsilon=1e-6, global_clipnorm=1.0)
+        return FusedAdamW(schedule, weight_decay=0.0, epsilon=1e-6,
+                          global_clipnorm=1.0, name="adam")
     return keras.optimizers.SGD(schedule, momentum=0.9, global_clipnorm=1.0)
