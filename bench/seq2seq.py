@@ -236,7 +236,7 @@ def render(results, smoke=False):
         shrunk = e.get("budget") or {}
         groups.setdefault((bool(shrunk), budget_text(shrunk)), []).append(e)
     for (_, text), group in sorted(groups.items()):
-        lines += [f"### Budget: {text}", ""] + render_budget(group)
+        lines += [f"### Budget: {text}", ""] + render_budget(group, entries)
     machines = sorted({machine_text(e["machine"]) for e in entries})
     lines += [f"Machine: {m}." for m in machines] + [""]
     return "\n".join(lines)
@@ -263,9 +263,10 @@ def budget_text(shrunk):
             f"{config[0]} and {config[1]} to fit a working session)")
 
 
-def render_budget(entries):
+def render_budget(entries, every_entry=()):
     """The table, paired gains and verdict, teacher cost and decoding of the
-    entries run with one budget."""
+    entries run with one budget (`every_entry`: those of every budget, where
+    the teacher's cost is found when this budget's runs found it cached)."""
     lines = ["| student | BLEU | exact match | token accuracy | perplexity | "
              "decoding (sentences/s) | training (s) | seeds |",
              "|---|---|---|---|---|---|---|---|"]
@@ -290,7 +291,7 @@ def render_budget(entries):
                   + ", ".join(f"{g:+.2f}" for g in gains) + f" BLEU (mean {_cell(gains)})."
                   f" The paper's gain (C-MLM distillation > MLE): **{gain_verdict(gains)}**."]
     first = entries[0]
-    cost = next((e for e in entries if not e["teacher_finetune_cached"]), first)
+    cost, elsewhere = teacher_cost(entries, every_entry)
     accuracies = sorted({round(e["teacher_masked_accuracy"], 4) for e in entries})
     lines += ["", "Teacher: masked-token accuracy on the test targets "
               f"{', '.join(f'{a:.4f}' for a in accuracies)}; C-MLM fine-tuning "
@@ -299,9 +300,32 @@ def render_budget(entries):
               f"{first['soft_labels']['top_k']}) "
               f"{(cost['soft_labels_s'] or 0):.0f} s and "
               f"{(first['soft_labels_bytes'] or 0) / 2**20:.1f} MiB (train + dev, "
-              "int32 ids + float16 probabilities).", ""]
+              "int32 ids + float16 probabilities)"
+              + (f"; both cached for these runs, the times are those of the run that "
+                 f"computed them (seed {cost['seed']}, students "
+                 f"{cost['budget'].get('epochs')} epochs)" if elsewhere else "")
+              + ".", ""]
     decodings = sorted({decoding_text(e.get("decoding")) for e in entries})
     return lines + [f"Decoding: {', '.join(decodings)}.", ""]
+
+
+def teacher_cost(entries, every_entry):
+    """`(entry, elsewhere)`: the entry whose run fine-tuned the teacher and
+    computed its soft labels, so its times are their cost: one of
+    `entries`, else (`elsewhere` True) one of `every_entry` with the same
+    teacher budget and soft-label settings (the cache is shared across
+    student budgets), else the first of `entries` (its times then are a
+    cache hit's)."""
+    fresh = [e for e in entries if not e["teacher_finetune_cached"]]
+    if fresh:
+        return fresh[0], False
+
+    def teacher_of(e):
+        return (e.get("budget") or {}).get("teacher_epochs"), e["soft_labels"]
+
+    shared = [e for e in every_entry if not e["teacher_finetune_cached"]
+              and teacher_of(e) == teacher_of(entries[0])]
+    return (shared[0], True) if shared else (entries[0], False)
 
 
 def gain_verdict(gains, min_seeds=MIN_SEEDS):

@@ -124,6 +124,28 @@ def test_each_budget_has_its_own_table_and_verdict():
     assert "+5.00, +2.00 BLEU" in small and "pending (2 of 3 seeds)" in small
 
 
+def test_a_budget_whose_teacher_was_cached_shows_the_cost_where_it_was_paid():
+    """The caches are shared across student budgets: a budget whose runs
+    all found them shows the times of the run that computed them."""
+    first = dict(entry(0, 20.0, 25.0), budget={"teacher_epochs": 3, "epochs": 3})
+    first.update(teacher_finetune_s=2500.0, soft_labels_s=1500.0)
+    longer = dict(entry(0, 38.0, 22.0), budget={"teacher_epochs": 3, "epochs": 12},
+                  teacher_finetune_cached=True, soft_labels_s=0.1)
+    other_teacher = dict(entry(0, 30.0, 31.0), budget={"teacher_epochs": 5, "epochs": 5},
+                         teacher_finetune_cached=True, soft_labels_s=0.1)
+    text = seq2seq.render({"results": {"a": first, "b": longer, "c": other_teacher}})
+    by_budget = {part.split(" (")[0]: part for part in text.split("### Budget: ")[1:]}
+    cost = ("C-MLM fine-tuning 2500 s; soft labels (7 passes, top 8) 1500 s and 3.0 MiB "
+            "(train + dev, int32 ids + float16 probabilities)")
+    assert f"{cost}." in by_budget["teacher at most 3 epochs, students 3 epochs"]
+    assert (f"{cost}; both cached for these runs, the times are those of the run "
+            "that computed them (seed 0, students 3 epochs).") in by_budget[
+        "teacher at most 3 epochs, students 12 epochs"]
+    # no run computed a 5-epoch teacher: its own (cache-hit) times, not another's
+    assert "C-MLM fine-tuning 600 s; soft labels (7 passes, top 8) 0 s" in by_budget[
+        "teacher at most 5 epochs, students 5 epochs"]
+
+
 def test_gain_verdict_by_hand():
     assert seq2seq.gain_verdict([1.0, 2.0]) == "pending (2 of 3 seeds)"
     assert seq2seq.gain_verdict([-1.0, -2.0, -1.5]) == "not reproduced"  # -1.5 + 0.5 < 0
