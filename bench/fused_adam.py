@@ -169,7 +169,7 @@ def bench_toy_runs(runs):
 
 def render(rows, toy, args):
     lines = [
-        "## FusedAdamW against Keras' AdamW",
+        "### FusedAdamW against Keras' AdamW",
         "",
         f"Measured {time.strftime('%Y-%m-%d')} by `python bench/fused_adam.py "
         f"--rounds {args.rounds} --steps {args.steps} --toy-runs {args.toy_runs}` on "
