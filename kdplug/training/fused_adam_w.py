@@ -24,8 +24,8 @@ class FusedAdamW(keras.optimizers.AdamW):
     Keras writes each variable's update as about fifty small graph ops and
     recomputes the learning-rate schedule, the bias corrections and their
     casts for every variable; traced into a train step that is most of
-    the step's graph (a 2-layer toy BERT: 4,600 of the optimizer's ops for
-    80 variables, 5 s of tracing on one core). Here the step's scalars are
+    the step's graph (the 2-layer toy BERT's 41 variables: 2,286 optimizer
+    ops; MiniLM-L6's 105: 5,726). Here the step's scalars are
     computed once per update and each variable takes TensorFlow's
     `ResourceApplyAdam` kernel (the one `tf.compat.v1` Adam used, XLA
     included) plus a multiply for its decay: about a fifth of the ops, the
