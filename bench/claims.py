@@ -25,7 +25,10 @@ process (bench/quality.py's runner). Results accumulate in
 is not run again (unless `--force`), so the campaign runs in parts and
 resumes after a kill, the interrupted row from its last finished epoch (its
 run folder is kept when its settings match, `benchlib.prepare_run_dir`);
-seed 0 of every row runs before seed 1. The
+seed 0 of every row runs before seed 1. The MT-DNN row (`mtdnn`) is one
+multi-task run over both domains' data (`configs/mtdnn_ensemble.yaml`, its
+ensembles seeded by the row's seed): it runs in movie's part, and its claim's
+verdict reads one task per domain (`MTDNN_TASKS`). The
 "Claims" section of `docs/results.md` (between `<!-- claims:start -->` and
 `<!-- claims:end -->`) is regenerated after every row.
 
@@ -91,6 +94,9 @@ class ClaimRow:
         monitor: the early-stopping value (FastBERT's stage trains exit
             branches on a frozen model whose own accuracy cannot change, so
             it watches its validation loss).
+        domains: the domains whose part of the campaign runs the row (None:
+            every domain). The MT-DNN run reads both domains' data in one
+            run, so it runs once, in `movie`.
     """
 
     id: str
@@ -102,6 +108,7 @@ class ClaimRow:
     student: dict = None
     augment_n: int = None
     monitor: str = "val_accuracy"
+    domains: tuple = None
 
     def estimate_s(self, domain, args, results=None):
         """Seconds one seed of this row takes: the mean wall time of its
@@ -118,6 +125,11 @@ class ClaimRow:
         epochs = EPOCH_FACTOR
         if self.kind == "teacher":
             return 75 + steps * args.teacher_epochs * 0.9 * 1.44
+        if self.kind == "mtdnn":  # 2 members per teacher task, 2 students
+            teacher_steps = sum(DOMAINS[d]["steps"] for d in DOMAINS)
+            student_steps = 2 * DOMAINS["movie"]["steps"] + DOMAINS["tweets"]["steps"]
+            return 75 + EPOCH_FACTOR * (2 * teacher_steps * STEP_S["full"]
+                                        + 2 * student_steps * STEP_S["L3"])
         if self.id.startswith("tinybert"):
             epochs += args.intermediate_epochs
         per_step = STEP_S[self.kind]
@@ -128,6 +140,9 @@ class ClaimRow:
             n = args.aug_n or self.augment_n
             total += steps * epochs * n * per_step + steps * 32 * n * 0.012
         return total
+
+    def runs_in(self, domain):
+        return self.domains is None or domain in self.domains
 
     def measured_s(self, domain, args, results):
         """Wall times of this row's whole seeds in `domain` at `args`' budget
@@ -174,6 +189,10 @@ ROWS = [
              "distilbert", "other", method={"mode": "task"}, student=EVERY_OTHER),
     ClaimRow("fastbert", "`fastbert`: 6-layer backbone with exit branches", "fastbert",
              "other", kind="full", monitor="val_loss"),
+    ClaimRow("mtdnn", "`mtdnn-ensemble`: movie sentiment, movie score and tweet "
+             "sentiment in one 3-layer student (layers 1, 3, 5), 2 teachers per task "
+             "with a teacher", "mtdnn_ensemble", "mtdnn", kind="mtdnn",
+             monitor="val_loss", domains=("movie",)),
 ]
 ROW_BY_ID = {row.id: row for row in ROWS}
 GROUPS = {}
@@ -228,13 +247,15 @@ CLAIMS = [
     Claim("fastbert_layers", "FastBERT keeps accuracy while layers drop",
           "Liu et al. 2020, Table 2 / Figure 3"),
     Claim("mtdnn_ensemble", "MT-DNN's distilled multi-task student keeps most of the "
-          "ensemble's gain", "Liu et al. 2019 (MT-DNN KD), Table 2",
-          untestable="multi-task: needs several tasks per run; measured by "
-          "bench/mtdnn.py, not yet over seeds in this campaign"),
+          "ensemble's gain", "Liu et al. 2019 (MT-DNN KD), Table 2"),
 ]
 RATIO_TARGET = 0.97            # DistilBERT: student / teacher accuracy
 FASTBERT_SPEED = 0.5           # the exit threshold the FastBERT claim reads
 FASTBERT_MAX_DROP = 0.01       # accuracy points (as a fraction) it may lose there
+# The MT-DNN claim per domain: the task of that domain that has a teacher
+# ensemble (movie_sentiment has none: it learns through the shared encoder).
+MTDNN_TASKS = {"movie": "movie_score", "tweets": "tweet_sentiment"}
+MTDNN_KEPT = 0.5               # "most of the gain": at least half of it
 
 
 # --------------------------------------------------------------------------
@@ -286,7 +307,26 @@ def build_doc(row, domain, seed, args, smoke=None):
         smoke.apply(doc)
         doc["teacher"] = teacher_section(args, smoke)
         doc["training"]["epochs"] = min(args.epochs, 2)
+    if row.kind == "mtdnn":
+        mtdnn_doc(doc, smoke)
     return doc
+
+
+def mtdnn_doc(doc, smoke=None):
+    """The MT-DNN row's departures from the other rows: the ensemble seeds
+    its members itself (the run's seed and the next one, so the teachers
+    change with the seed as the students do), the multi-task student without
+    distillation is the baseline the claim needs (no single-task students),
+    and the multi-task batches are not length-bucketed (`MultiTaskRunner`
+    mixes one task per batch and pads to the sequence length)."""
+    doc["teacher"]["finetune"].pop("seed", None)
+    doc["teacher"]["finetune"]["early_stopping"]["monitor"] = "val_loss"  # a score task
+    doc["method"]["baselines"] = ["multi_task"]
+    doc["training"].pop("length_buckets", None)
+    doc["cache"].pop("transfer_set", None)
+    if smoke is not None:  # the toy file has a score column too
+        for task in doc["method"]["tasks"]:
+            task.pop("path", None)
 
 
 # --------------------------------------------------------------------------
@@ -305,7 +345,26 @@ def summarise(row, domain, seed, report, args, wall_s):
         point = lambda r: {k: r[k] for k in ("accuracy", "avg_layers")}  # noqa: E731
         entry["fastbert"] = {"full": point(curve["full"]), "rows": [
             dict(point(r), speed=r["speed"]) for r in curve["rows"]]}
+    if row.kind == "mtdnn":
+        entry["tasks"] = mtdnn_task_metrics(report)
     return entry
+
+
+def mtdnn_task_metrics(report):
+    """`{task: {"metric", "ensemble", "multi_task", "multi_task_kd"}}` of an
+    `mtdnn-ensemble` report: each task's primary test metric (accuracy;
+    Pearson for regression) for the teacher ensemble (None for a task
+    without one) and the two multi-task students."""
+    ensembles = report["teacher"]["tasks"]
+    out = {}
+    for name, task in report["tasks"].items():
+        metric = task["metric"]
+        ensemble = ensembles.get(name)
+        out[name] = {"metric": metric,
+                     "ensemble": ensemble["test_metrics"][metric] if ensemble else None,
+                     **{v: report["variants"][v][name][metric]
+                        for v in ("multi_task", "multi_task_kd")}}
+    return out
 
 
 class _QualityArgs:
@@ -322,7 +381,7 @@ class _QualityArgs:
 def budget(row, args):
     """The settings a stored result must match to be kept."""
     return {"epochs": args.epochs, "teacher_epochs": args.teacher_epochs,
-            "length_buckets": True,
+            "length_buckets": row.kind != "mtdnn",
             "intermediate_epochs": args.intermediate_epochs if row.base == "tinybert"
             else None, "aug_n": (args.aug_n or row.augment_n) if row.augment_n else None}
 
@@ -413,9 +472,51 @@ def fastbert_verdict(entries, speed=FASTBERT_SPEED, max_drop=FASTBERT_MAX_DROP,
     return "inconclusive (spreads overlap)", detail
 
 
-def claim_verdict(claim, rows):
+def mtdnn_verdict(entries, task, kept_target=MTDNN_KEPT, min_seeds=MIN_SEEDS):
+    """`(verdict, detail)` for "the distilled multi-task student keeps most
+    of the ensemble's gain" on `task`, from MT-DNN runs (one per seed).
+
+    The gain is the teacher ensemble's test metric minus the multi-task
+    student's (gold labels only, same run); the distilled student keeps
+    (its metric - the multi-task student's) / gain of it, from the means
+    over seeds. Reproduced when the distilled student beats the multi-task
+    one beyond the spreads (`verdict`) and keeps at least `kept_target` of
+    the gain; not reproduced when it is behind beyond the spreads or beats
+    it by less than that share; inconclusive when the spreads overlap or
+    the ensemble is no better than the student it should improve.
+    """
+    runs = [e["tasks"][task] for e in entries if task in (e.get("tasks") or {})]
+    if not runs:
+        return "pending", f"0 seed(s), {min_seeds} needed"
+    ensemble, plain, distilled = ([r[k] for r in runs] for k in
+                                  ("ensemble", "multi_task", "multi_task_kd"))
+    means = f"ensemble {mean_sd(ensemble)[0]:.4f}, multi-task {mean_sd(plain)[0]:.4f}, " \
+            f"distilled {mean_sd(distilled)[0]:.4f}"
+    metric = f"{task} {runs[0]['metric']}"
+    if len(runs) < min_seeds:
+        return "pending", f"{len(runs)} seed(s), {min_seeds} needed; so far {metric}: {means}"
+    result, difference = verdict(distilled, plain)
+    detail = f"{metric}: distilled vs multi-task {difference}; {means}"
+    gain = mean_sd(ensemble)[0] - mean_sd(plain)[0]
+    if gain <= 0:
+        return ("inconclusive (no ensemble gain to keep)",
+                detail + "; the ensemble is not above the multi-task student")
+    kept = (mean_sd(distilled)[0] - mean_sd(plain)[0]) / gain
+    detail += f"; keeps {100 * kept:.0f}% of the ensemble's gain"
+    if result == "reproduced" and kept < kept_target:
+        result = "not reproduced"
+    return result, detail
+
+
+def claim_verdict(claim, by_domain, domain):
+    """The verdict of `claim` in `domain` (`by_domain`: every domain's
+    `entries_by_row`)."""
     if claim.untestable:
         return "not tested", claim.untestable
+    rows = by_domain[domain]
+    if claim.id == "mtdnn_ensemble":  # one run reads both domains
+        runs = [e for d in by_domain.values() for e in d.get("mtdnn", [])]
+        return mtdnn_verdict(runs, MTDNN_TASKS[domain])
     acc = lambda rid: [e["accuracy"] for e in rows.get(rid, [])]  # noqa: E731
     if claim.id == "distilbert_97":
         teacher = teacher_accuracy(rows)
@@ -426,7 +527,10 @@ def claim_verdict(claim, rows):
 
 
 def teacher_accuracy(rows):
-    entries = rows.get("teacher") or [e for es in rows.values() for e in es]
+    """The domain's teacher accuracy: its `teacher` row, else the one the
+    single-task rows report (the MT-DNN row has teachers of its own)."""
+    entries = rows.get("teacher") or [e for rid, es in rows.items()
+                                       if ROW_BY_ID[rid].kind != "mtdnn" for e in es]
     key = "accuracy" if "teacher" in rows else "teacher_accuracy"
     return statistics.fmean(e[key] for e in entries) if entries else None
 
@@ -456,8 +560,9 @@ def render(results, smoke=False):
         "*not reproduced* when they differ the other way by as much, "
         f"*inconclusive* when the spreads overlap, *pending* below {MIN_SEEDS} "
         "seeds.", ""]
+    by_domain = {d: entries_by_row(results, d, smoke) for d in DOMAINS}
     for domain, info in DOMAINS.items():
-        rows = entries_by_row(results, domain, smoke)
+        rows = by_domain[domain]
         teacher = teacher_accuracy(rows)
         lines += [f"### {info['label']}", ""]
         if not rows:
@@ -466,6 +571,8 @@ def render(results, smoke=False):
         lines += ["| row | model | test accuracy | % of teacher | epochs kept "
                   "(per seed) | training time, fastest seed (s) | seeds |", "|---|---|---|---|---|---|---|"]
         for row in ROWS:
+            if row.kind == "mtdnn" or not row.runs_in(domain):
+                continue  # its own table below
             entries = rows.get(row.id)
             if not entries:
                 lines.append(f"| `{row.id}` | {row.label} | not run | | | | |")
@@ -479,6 +586,7 @@ def render(results, smoke=False):
                 f"{min(e['train_s'] for e in entries):.0f} | "
                 f"{', '.join(str(e['seed']) for e in entries)} |")
         lines.append("")
+    lines += mtdnn_lines(by_domain)
     lines += ["### Verdicts", "",
               "| claim | source | " + " | ".join(
                   f"{info['label']}: measured | verdict" for info in DOMAINS.values())
@@ -486,7 +594,7 @@ def render(results, smoke=False):
     for claim in CLAIMS:
         cells = []
         for domain in DOMAINS:
-            result, detail = claim_verdict(claim, entries_by_row(results, domain, smoke))
+            result, detail = claim_verdict(claim, by_domain, domain)
             cells += [detail, f"**{result}**"]
         lines.append(f"| {claim.text} | {claim.source} | " + " | ".join(cells) + " |")
     lines += ["", "### Machine", ""]
@@ -497,6 +605,40 @@ def render(results, smoke=False):
               "what is missing and rewrites this section; `--render-only` only "
               "rewrites it; `--list` shows rows, claims and runtime estimates.", ""]
     return "\n".join(lines)
+
+
+def mtdnn_lines(by_domain):
+    """The MT-DNN subsection: one `mtdnn-ensemble` run per seed (it reads
+    both domains), each task's primary test metric per model over seeds."""
+    entries = [e for d in by_domain.values() for e in d.get("mtdnn", [])]
+    row = ROW_BY_ID["mtdnn"]
+    lines = ["### MT-DNN: both domains in one run", "",
+             f"{row.label}: `configs/mtdnn_ensemble.yaml` with the budget above "
+             "(members fine-tuned at most 4 epochs with early stopping on the "
+             "dev loss; students at most 4 epochs, early stopping on the dev "
+             "loss). Each seed's ensemble has members of seeds s and s + 1, so "
+             "the teachers vary with the seed; the baseline is the same "
+             "multi-task student trained on gold labels only. Test metric: "
+             "accuracy; Pearson for the score task.", ""]
+    if not entries:
+        return lines + ["Not run yet.", ""]
+    entries.sort(key=lambda e: e["seed"])
+    lines += ["| task | metric | teacher ensemble | multi-task student | "
+              "multi-task student + ensemble KD | seeds |", "|---|---|---|---|---|---|"]
+    for task, first in entries[0]["tasks"].items():
+        runs = [e["tasks"][task] for e in entries if task in e["tasks"]]
+        cells = []
+        for key in ("ensemble", "multi_task", "multi_task_kd"):
+            values = [r[key] for r in runs if r[key] is not None]
+            mean, sd = mean_sd(values)
+            cells.append("–" if mean is None else f"{mean:.4f}"
+                         + (f" ± {sd:.4f}" if len(values) > 1 else ""))
+        lines.append(f"| {task} | {first['metric']} | " + " | ".join(cells)
+                     + f" | {', '.join(str(e['seed']) for e in entries)} |")
+    kept = "; ".join(f"seed {e['seed']}: " + _kept(row, e) for e in entries)
+    lines += ["", f"Epochs kept (multi-task, distilled): {kept}. Wall time, fastest "
+              f"seed: {min(e['wall_s'] for e in entries):.0f} s.", ""]
+    return lines
 
 
 def _kept(row, entry):
@@ -524,7 +666,7 @@ def estimates_text(args, results=None):
              "epochs run on average):", ""]
     for domain in DOMAINS:
         total = 0.0
-        for row in ROWS:
+        for row in (r for r in ROWS if r.runs_in(domain)):
             est = row.estimate_s(domain, args, results)
             total += est if row.kind != "teacher" else 0.0
             lines.append(f"  {domain:<7} {row.id:<20} {row.group:<9} ~{est / 60:5.1f} min")
@@ -597,10 +739,11 @@ def select_rows(only):
 
 def todo_list(args):
     """`(domain, row, seed)` in campaign order: per domain, the teacher,
-    then seed by seed every row (seed 0 of every row before seed 1)."""
+    then seed by seed every row that runs in the domain (seed 0 of every row
+    before seed 1)."""
     todo = []
     for domain in args.domains:
-        rows = [r for r in args.rows if r.kind != "teacher"]
+        rows = [r for r in args.rows if r.kind != "teacher" and r.runs_in(domain)]
         todo.append((domain, ROW_BY_ID["teacher"], 0))
         todo += [(domain, row, seed) for seed in args.seed_list for row in rows]
     return todo
@@ -634,14 +777,21 @@ def job(domain, row, seed, args, results, smoke=None):
     return Job(
         f"{domain}/{row.id}/seed{seed}", run,
         summarise=lambda report, wall: summarise(row, domain, seed, report, args, wall),
-        describe=lambda e: (f"accuracy {e['accuracy']:.4f} (teacher "
-                            f"{e['teacher_accuracy']:.4f})"),
+        describe=lambda e: describe(row, e),
         keep=lambda stored: (stored.get("budget") == budget(row, args)
                              and bool(stored.get("smoke")) == bool(args.smoke)),
         failure={"row": row.id, "seed": seed, "domain": domain,
                  "smoke": bool(args.smoke)},
         prepare=lambda: prepare_run_dir(run_dir, write_config(doc, path)),
         estimate_s=None if args.smoke else row.estimate_s(domain, args, results))
+
+
+def describe(row, entry):
+    """One finished row, for the console."""
+    if row.kind == "mtdnn":
+        return ", ".join(f"{task} {v['metric']} {v['multi_task_kd']:.4f} (multi-task "
+                         f"{v['multi_task']:.4f})" for task, v in entry["tasks"].items())
+    return f"accuracy {entry['accuracy']:.4f} (teacher {entry['teacher_accuracy']:.4f})"
 
 
 def main(argv=None):

@@ -83,14 +83,18 @@ class MultiTaskRunner(Runner):
         self.targets = {name: e["train_targets"] for name, e in ensembles.items()}
         stages = StageRunner(ctx)
         history, step_history, results, students = {}, {}, {}, {}
+        early_stopping = {}
         for index, (name, tasks, kd) in enumerate(variants):
             student, hist = self._train(stages, index, name, tasks, kd, base)
             history[name], step_history[name] = hist.epochs, hist.steps
+            if hist.best:  # `training.early_stopping`: every variant
+                early_stopping[name] = hist.best
             with ctx.timers(f"evaluation {name}"):
                 results[name] = {t.name: self._evaluate(student, t) for t in tasks}
             students[name] = student
         report = self._report(ensembles, history, results, students[MULTI_TASK_KD])
         report["step_history"] = step_history
+        report["early_stopping"] = early_stopping
         return self.write_run_report(report, students[MULTI_TASK_KD],
                                      summary=summary_markdown, plot=_loss_curves)
 

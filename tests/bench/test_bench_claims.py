@@ -22,7 +22,7 @@ def options(**kwargs):
     return types.SimpleNamespace(**values)
 
 
-@pytest.mark.parametrize("row_id", list(claims.ROW_BY_ID))
+@pytest.mark.parametrize("row_id", [r.id for r in claims.ROWS if r.kind != "mtdnn"])
 def test_every_row_builds_a_valid_config_with_early_stopping(row_id):
     row = claims.ROW_BY_ID[row_id]
     for domain in claims.DOMAINS:
@@ -152,3 +152,80 @@ def test_estimates_read_the_rows_measured_seeds():
         "budget": claims.budget(teacher, args), "wall_s": 19.0}
     assert teacher.estimate_s("movie", args, results) == teacher.estimate_s("movie", args)
     assert "~ 10.0 min" in claims.estimates_text(args, results)
+
+
+def test_mtdnn_row_runs_once_with_its_own_ensembles_and_baseline():
+    row = claims.ROW_BY_ID["mtdnn"]
+    doc = claims.build_doc(row, "movie", 2, options())
+    config = config_from_dict(doc, file=os.path.join(ROOT, "runs", "x.yaml"))
+    assert config.seed == 2  # ensemble members: seeds 2 and 3
+    assert config.teacher.finetune.seed is None and config.teacher.finetune.epochs == 4
+    assert config.teacher.finetune.early_stopping.monitor == "val_loss"  # a score task
+    assert config.training.early_stopping.monitor == "val_loss"
+    assert config.training.length_buckets is None and config.training.epochs == 4
+    mcfg = config.method_config
+    assert mcfg.baselines == ["multi_task"]
+    assert [t.name for t in mcfg.tasks] == ["movie_sentiment", "movie_score",
+                                            "tweet_sentiment"]
+    assert claims.budget(row, options())["length_buckets"] is False
+    # both domains' data in one run: it runs in movie's part only
+    args = options(domains=["movie", "tweets"], seed_list=[0],
+                   rows=claims.select_rows("mtdnn"))
+    assert [(d, r.id) for d, r, _ in claims.todo_list(args)] == [
+        ("movie", "teacher"), ("movie", "mtdnn"), ("tweets", "teacher")]
+
+
+def mtdnn_entry(seed, task, ensemble, plain, distilled, domain="movie"):
+    return {"row": "mtdnn", "seed": seed, "domain": domain, "accuracy": distilled,
+            "teacher_accuracy": ensemble, "train_s": 100.0, "wall_s": 300.0 + seed,
+            "smoke": False, "machine": {"cpus": 2, "cpu": "test cpu", "gpu_hidden": True},
+            "early_stopping": {"multi_task": {"best_epoch": 2, "epochs_run": 3},
+                               "multi_task_kd": {"best_epoch": 3, "epochs_run": 4}},
+            "tasks": {task: {"metric": "accuracy", "ensemble": ensemble,
+                             "multi_task": plain, "multi_task_kd": distilled}}}
+
+
+def test_mtdnn_verdict_by_hand():
+    task = "tweet_sentiment"
+    plain = [0.86, 0.87, 0.88]  # mean 0.87, sd 0.01; the ensemble 0.90: gain 0.03
+    kept = [mtdnn_entry(s, task, 0.90, p, 0.89) for s, p in enumerate(plain)]
+    result, detail = claims.mtdnn_verdict(kept, task)
+    # 0.89 > 0.87 + 0.01, and (0.89 - 0.87) / 0.03 = 67% of the gain
+    assert result == "reproduced", detail
+    assert detail.startswith("tweet_sentiment accuracy: distilled vs multi-task +2.00 points")
+    assert detail.endswith("keeps 67% of the ensemble's gain")
+    # beats the multi-task student, but keeps 0.014 / 0.03 = 47% of the gain
+    little = [mtdnn_entry(s, task, 0.90, p, 0.884) for s, p in enumerate(plain)]
+    result, detail = claims.mtdnn_verdict(little, task)
+    assert result == "not reproduced" and detail.endswith("keeps 47% of the ensemble's gain")
+    worse = [mtdnn_entry(s, task, 0.90, p, 0.85) for s, p in enumerate(plain)]
+    assert claims.mtdnn_verdict(worse, task)[0] == "not reproduced"
+    no_gain = [mtdnn_entry(s, task, 0.86, p, 0.89) for s, p in enumerate(plain)]
+    assert claims.mtdnn_verdict(no_gain, task)[0] == "inconclusive (no ensemble gain to keep)"
+    assert claims.mtdnn_verdict(kept[:1], task) == (
+        "pending", "1 seed(s), 3 needed; so far tweet_sentiment accuracy: ensemble "
+        "0.9000, multi-task 0.8600, distilled 0.8900")
+    assert claims.mtdnn_verdict(kept, "movie_score") == ("pending", "0 seed(s), 3 needed")
+
+
+def test_render_gives_mtdnn_its_own_table_and_both_domains_a_verdict():
+    results = {"results": {f"movie/ft/seed{s}": entry("ft", s, 0.80) for s in range(3)}}
+    for seed, plain in enumerate([0.86, 0.87, 0.88]):
+        e = mtdnn_entry(seed, "tweet_sentiment", 0.90, plain, 0.89)
+        e["tasks"]["movie_score"] = {"metric": "pearson", "ensemble": 0.80,
+                                     "multi_task": 0.79, "multi_task_kd": 0.78}
+        results["results"][f"movie/mtdnn/seed{seed}"] = e
+    text = claims.render(results)
+    movie_table = text.split("### movie_snippets")[1].split("### tweets")[0]
+    assert "`mtdnn`" not in movie_table
+    assert "| `ft` | 3 layers" in movie_table and "| 93.0% |" in movie_table  # of 0.86
+    table = text.split("### MT-DNN: both domains in one run")[1].split("### Verdicts")[0]
+    assert ("| tweet_sentiment | accuracy | 0.9000 ± 0.0000 | 0.8700 ± 0.0100 | "
+            "0.8900 ± 0.0000 | 0, 1, 2 |") in table
+    assert "| movie_score | pearson | 0.8000 ± 0.0000 | 0.7900 ± 0.0000 |" in table
+    assert "seed 0: 2/3, 3/4" in table and "fastest seed: 300 s" in table
+    line = next(l for l in text.splitlines() if l.startswith("| MT-DNN's distilled"))
+    movie_cell, tweets_cell = line.split(" | ")[2], line.split(" | ")[4]
+    assert movie_cell.startswith("movie_score pearson: distilled vs multi-task -1.00 points")
+    assert "**not reproduced**" in line and "**reproduced**" in line
+    assert tweets_cell.endswith("keeps 67% of the ensemble's gain")

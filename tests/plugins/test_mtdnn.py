@@ -372,6 +372,8 @@ def test_experiment_ensembles_regression_teacher_and_resumes(tmp_path, shared_te
     with open(path) as f:
         doc = yaml.safe_load(f)
     doc["evaluation"] = {"metrics": ["accuracy", "f1_macro"]}
+    # every variant keeps its best epoch (patience null: none stops early)
+    doc["training"]["early_stopping"] = {"monitor": "val_loss", "patience": None}
     with open(path, "w") as f:
         yaml.safe_dump(doc, f)
     report = run(path)
@@ -397,6 +399,11 @@ def test_experiment_ensembles_regression_teacher_and_resumes(tmp_path, shared_te
     assert hist["soft"][-1] < hist["soft"][0], hist["soft"]
     assert hist["hard"][-1] < hist["hard"][0], hist["hard"]
     assert hist["val_soft"] == [0.0] * 3  # teacher targets: training split only
+    assert set(report["early_stopping"]) == set(report["history"])
+    for name, best in report["early_stopping"].items():
+        val_loss = report["history"][name]["val_loss"]
+        assert best["epochs_run"] == 3
+        assert best["best_epoch"] == 1 + int(np.argmin(val_loss)), (name, val_loss)
     run_dir = os.path.join(str(tmp_path), "runs", "toy")
     with open(os.path.join(run_dir, "metrics.json")) as f:
         saved = json.load(f)
