@@ -93,6 +93,8 @@ def test_registered_and_config_validates():
     assert e.field == "teacher.finetune" and "tweet_sentiment" in str(e)
     e = error(lambda d: d["teacher"]["finetune"].update(seed=0))
     assert e.field == "teacher.finetune.seed" and "same model" in str(e)
+    e = error(lambda d: d["training"].update(length_buckets=True))
+    assert e.field == "training.length_buckets" and "padded" in str(e)
     e = error(lambda d: d["method"].pop("tasks"))
     assert e.field == "method.tasks" and "required" in str(e)
     e = error(lambda d: d["data"].update(test_split=None))  # issue #17: test optional
