@@ -530,7 +530,7 @@ def teacher_accuracy(rows):
     """The domain's teacher accuracy: its `teacher` row, else the one the
     single-task rows report (the MT-DNN row has teachers of its own)."""
     entries = rows.get("teacher") or [e for rid, es in rows.items()
-                                       if ROW_BY_ID[rid].kind != "mtdnn" for e in es]
+                                       if rid != "mtdnn" for e in es]
     key = "accuracy" if "teacher" in rows else "teacher_accuracy"
     return statistics.fmean(e[key] for e in entries) if entries else None
 
