@@ -1,6 +1,7 @@
 """What the bench scripts share: the machine line, the marked Markdown
-sections of `docs/results.md`, run folders and seeds, and the side-by-side
-timing helpers (padding counts, interleaved rounds).
+sections of `docs/results.md`, run folders and seeds, the campaigns' job loop
+and child runs, and the side-by-side timing helpers (padding counts,
+interleaved rounds).
 
 Each script owns one section of the results file, written between its own
 `<!-- name:start -->` / `<!-- name:end -->` markers; text outside the markers
@@ -11,6 +12,7 @@ import dataclasses
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import time
 from typing import Callable
@@ -252,6 +254,39 @@ def prepare_run_dir(run_dir, config_path):
     shutil.rmtree(run_dir, ignore_errors=True)
     os.makedirs(run_dir, exist_ok=True)
     return False
+
+
+def run_child(command, log, timeout=None, **kwargs):
+    """`subprocess.run(command)` with its output to the open file `log`, and
+    the child killed when this process is told to stop: `subprocess.run`
+    kills its child on any exception (a timeout, Ctrl-C), but SIGTERM ends
+    Python without one, which left a `kdplug run` of a killed campaign
+    running beside the next job. While the child runs, SIGTERM raises
+    `SystemExit(143)` here instead (the handler is restored afterwards; a
+    killed `kdplug run` resumes from its last epoch backup).
+
+    Args:
+        command: the argument list.
+        log: a file open for writing (stdout and stderr go there).
+        timeout: seconds, or None.
+        **kwargs: passed on to `subprocess.run` (`cwd`, `env`).
+
+    Examples:
+
+    ```python
+    with open("runs/x.log", "w") as log:
+        done = run_child([sys.executable, "-m", "kdplug.cli", "run", path], log)
+    ```
+    """
+    def stop(signum, frame):
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        return subprocess.run(command, stdout=log, stderr=subprocess.STDOUT,
+                              timeout=timeout, **kwargs)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def run_jobs(jobs, results, save, render, force=False):

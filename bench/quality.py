@@ -31,7 +31,6 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 
@@ -44,6 +43,7 @@ from benchlib import cpu_model
 from benchlib import markers
 from benchlib import parse_seeds
 from benchlib import prepare_run_dir
+from benchlib import run_child
 from benchlib import run_jobs
 from benchlib import usable_cpus
 from benchlib import write_marked_section
@@ -380,8 +380,7 @@ def run_subprocess(row, config_path, report_path, log_path, timeout, gpu=False):
     with open(log_path, "w") as log:
         log.write("$ " + " ".join(command) + "\n")
         log.flush()
-        proc = subprocess.run(command, cwd=ROOT, env=env, stdout=log,
-                              stderr=subprocess.STDOUT, timeout=timeout)
+        proc = run_child(command, log, timeout, cwd=ROOT, env=env)
     if proc.returncode != 0:
         with open(log_path, encoding="utf-8", errors="replace") as f:
             tail = f.read()[-2000:]

@@ -1,5 +1,11 @@
 """bench/benchlib.py: the marked sections of docs/results.md, the machine line,
-the padding count and the interleaved timing rounds."""
+the padding count, the interleaved timing rounds and the child runs."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 from conftest import load_bench_script
@@ -151,3 +157,31 @@ def test_interleaved_rates_alternate_the_order_and_cycle_the_batches():
     assert calls == [("a", 0), ("a", 1), ("b", 0), ("b", 1),  # round 0: a, b
                      ("b", 2), ("b", 0), ("a", 0), ("a", 1)]  # round 1: b, a
     assert len(rates["a"]) == len(rates["b"]) == 2 and min(rates["a"] + rates["b"]) > 0
+
+
+CAMPAIGN = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import benchlib
+with open(sys.argv[2], "w") as log:
+    benchlib.run_child([sys.executable, "-c",
+                        "import os, time; print(os.getpid(), flush=True); time.sleep(60)"],
+                       log)
+"""
+
+
+def test_run_child_kills_its_child_when_the_campaign_is_terminated(tmp_path):
+    """SIGTERM to a bench process (a campaign stopped to free the cores)
+    must not leave its `kdplug run` child running beside the next job."""
+    log = tmp_path / "child.log"
+    campaign = subprocess.Popen([sys.executable, "-c", CAMPAIGN,
+                                 os.path.dirname(benchlib.__file__), str(log)])
+    deadline = time.monotonic() + 30
+    while not log.exists() or not log.read_text().strip():
+        assert time.monotonic() < deadline and campaign.poll() is None
+        time.sleep(0.05)
+    child = int(log.read_text().split()[0])
+    campaign.send_signal(signal.SIGTERM)
+    assert campaign.wait(timeout=30) == 128 + signal.SIGTERM
+    with pytest.raises(ProcessLookupError):  # killed and reaped, not orphaned
+        os.kill(child, 0)
