@@ -490,18 +490,18 @@ def mtdnn_verdict(entries, task, kept_target=MTDNN_KEPT, min_seeds=MIN_SEEDS):
         return "pending", f"0 seed(s), {min_seeds} needed"
     ensemble, plain, distilled = ([r[k] for r in runs] for k in
                                   ("ensemble", "multi_task", "multi_task_kd"))
-    means = f"ensemble {mean_sd(ensemble)[0]:.4f}, multi-task {mean_sd(plain)[0]:.4f}, " \
-            f"distilled {mean_sd(distilled)[0]:.4f}"
+    ens_mean, plain_mean, kd_mean = (mean_sd(v)[0] for v in (ensemble, plain, distilled))
+    means = f"ensemble {ens_mean:.4f}, multi-task {plain_mean:.4f}, distilled {kd_mean:.4f}"
     metric = f"{task} {runs[0]['metric']}"
     if len(runs) < min_seeds:
         return "pending", f"{len(runs)} seed(s), {min_seeds} needed; so far {metric}: {means}"
     result, difference = verdict(distilled, plain)
     detail = f"{metric}: distilled vs multi-task {difference}; {means}"
-    gain = mean_sd(ensemble)[0] - mean_sd(plain)[0]
+    gain = ens_mean - plain_mean
     if gain <= 0:
         return ("inconclusive (no ensemble gain to keep)",
                 detail + "; the ensemble is not above the multi-task student")
-    kept = (mean_sd(distilled)[0] - mean_sd(plain)[0]) / gain
+    kept = (kd_mean - plain_mean) / gain
     detail += f"; keeps {100 * kept:.0f}% of the ensemble's gain"
     if result == "reproduced" and kept < kept_target:
         result = "not reproduced"
@@ -515,8 +515,7 @@ def claim_verdict(claim, by_domain, domain):
         return "not tested", claim.untestable
     rows = by_domain[domain]
     if claim.id == "mtdnn_ensemble":  # one run reads both domains
-        runs = [e for d in by_domain.values() for e in d.get("mtdnn", [])]
-        return mtdnn_verdict(runs, MTDNN_TASKS[domain])
+        return mtdnn_verdict(mtdnn_entries(by_domain), MTDNN_TASKS[domain])
     acc = lambda rid: [e["accuracy"] for e in rows.get(rid, [])]  # noqa: E731
     if claim.id == "distilbert_97":
         teacher = teacher_accuracy(rows)
@@ -577,8 +576,8 @@ def render(results, smoke=False):
             if not entries:
                 lines.append(f"| `{row.id}` | {row.label} | not run | | | | |")
                 continue
-            mean, sd = mean_sd(e["accuracy"] for e in entries)
-            cell = f"{mean:.4f}" + (f" ± {sd:.4f}" if len(entries) > 1 else "")
+            mean = mean_sd(e["accuracy"] for e in entries)[0]
+            cell = mean_cell([e["accuracy"] for e in entries])
             pct = f"{100 * mean / teacher:.1f}%" if teacher else "–"
             kept = "; ".join(_kept(row, e) for e in entries)
             lines.append(
@@ -607,10 +606,23 @@ def render(results, smoke=False):
     return "\n".join(lines)
 
 
+def mtdnn_entries(by_domain):
+    """The MT-DNN row's runs, whichever domain stored them."""
+    return [e for d in by_domain.values() for e in d.get("mtdnn", [])]
+
+
+def mean_cell(values):
+    """`0.8400 ± 0.0100` over seeds (the mean alone for one, `–` for none)."""
+    mean, sd = mean_sd(values)
+    if mean is None:
+        return "–"
+    return f"{mean:.4f}" + (f" ± {sd:.4f}" if len(values) > 1 else "")
+
+
 def mtdnn_lines(by_domain):
     """The MT-DNN subsection: one `mtdnn-ensemble` run per seed (it reads
     both domains), each task's primary test metric per model over seeds."""
-    entries = [e for d in by_domain.values() for e in d.get("mtdnn", [])]
+    entries = mtdnn_entries(by_domain)
     row = ROW_BY_ID["mtdnn"]
     lines = ["### MT-DNN: both domains in one run", "",
              f"{row.label}: `configs/mtdnn_ensemble.yaml` with the budget above "
@@ -627,12 +639,8 @@ def mtdnn_lines(by_domain):
               "multi-task student + ensemble KD | seeds |", "|---|---|---|---|---|---|"]
     for task, first in entries[0]["tasks"].items():
         runs = [e["tasks"][task] for e in entries if task in e["tasks"]]
-        cells = []
-        for key in ("ensemble", "multi_task", "multi_task_kd"):
-            values = [r[key] for r in runs if r[key] is not None]
-            mean, sd = mean_sd(values)
-            cells.append("–" if mean is None else f"{mean:.4f}"
-                         + (f" ± {sd:.4f}" if len(values) > 1 else ""))
+        cells = [mean_cell([r[key] for r in runs if r[key] is not None])
+                 for key in ("ensemble", "multi_task", "multi_task_kd")]
         lines.append(f"| {task} | {first['metric']} | " + " | ".join(cells)
                      + f" | {', '.join(str(e['seed']) for e in entries)} |")
     kept = "; ".join(f"seed {e['seed']}: " + _kept(row, e) for e in entries)
