@@ -37,9 +37,9 @@ def all_finite(model):
 class TeacherFinetuner:
     """Fine-tunes a teacher once; later runs load the cached weights.
 
-    The cache key hashes the teacher's source files, the data file, the data
-    and fine-tuning settings, the seed and the objective, so any change
-    retrains. Only weights are cached, under
+    The cache key hashes the teacher's source files, the data's content (not
+    the path naming it), the data and fine-tuning settings, the seed and the
+    objective, so any change retrains. Only weights are cached, under
     `$KDPLUG_CACHE_DIR/teachers/<key>/` (`model.weights.h5` and `info.json`,
     the fine-tuning report, written last).
 
@@ -69,11 +69,27 @@ class TeacherFinetuner:
         ft = config.teacher.finetune
         root = ft.cache_dir and config.resolve_path(ft.cache_dir) or cache_root()
         self.cache_dir = os.path.join(root, "teachers", self.key())
+        legacy = os.path.join(root, "teachers", self.key(legacy=True))
+        if not os.path.exists(self.cache_dir) and os.path.isfile(
+                os.path.join(legacy, INFO)):
+            # a teacher fine-tuned by kdplug before 2026-11-27: used where it is
+            log.info("teacher: the cache entry %s has the key of an older kdplug "
+                     "(the data named by the path as written)", legacy)
+            self.cache_dir = legacy
 
-    def key(self):
+    def key(self, legacy=False):
+        """The cache key (16 hex digits). The data counts by its content
+        (`source_fingerprints`), never by the path that names it, so
+        configs in other folders naming the same file share the teacher;
+        `legacy=True`: the key of kdplug before 2026-11-27, which also hashed
+        the data's paths as written (entries under it are still loaded)."""
         cfg = self.config
         data_path = self.data_fingerprint or source_fingerprints(cfg.data,
                                                                  cfg.resolve_path)
+        data_config = cfg.data.key_fields()
+        if not legacy:  # `data` is what the sources hold, not where they are
+            for field in ("path", *cfg.data.SPLIT_FILES):
+                data_config.pop(field, None)
         ft = dict(vars(cfg.teacher.finetune))
         ft.pop("cache_dir")
         seed = ft.pop("seed")
@@ -85,7 +101,7 @@ class TeacherFinetuner:
             "teacher": fingerprint_path(self.source),
             "dropout": cfg.teacher.dropout,
             "data": data_path,
-            "data_config": cfg.data.key_fields(),
+            "data_config": data_config,
             "finetune": ft,
             "seed": cfg.seed if seed is None else seed,
             # kdplug 0.1 took the first max_train_examples rows

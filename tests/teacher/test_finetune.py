@@ -143,3 +143,54 @@ def test_an_interrupted_fine_tuning_resumes_at_its_first_unfinished_epoch(
     assert not os.path.exists(backup)
     [entry] = teacher_entries()
     assert entry["status"] == "ok"
+
+
+def test_the_key_counts_the_data_by_content_not_by_the_path_naming_it(tmp_path):
+    """Two configs in different folders naming the same data file by
+    different relative paths share one fine-tuned teacher; a changed file
+    does not. A teacher cached under the older key (the paths as written
+    hashed too) is found and loaded, not fine-tuned again."""
+    import shutil
+
+    import yaml
+
+    from kdplug.teacher.finetune import TeacherFinetuner
+
+    doc = yaml.safe_load(open(toy(tmp_path / "toy")))
+    shutil.copy(doc["data"]["path"], tmp_path / "shared.tsv")
+
+    def config_in(folder, data_path):
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, "c.yaml")
+        with open(path, "w") as f:
+            yaml.safe_dump(dict(doc, data=dict(doc["data"], path=data_path)), f)
+        return load_config(path)
+
+    near = config_in(tmp_path / "a", "../shared.tsv")
+    far = config_in(tmp_path / "b" / "c", "../../shared.tsv")
+    absolute = config_in(tmp_path / "d", str(tmp_path / "shared.tsv"))
+    keys = {TeacherFinetuner(c, c.teacher.source).key()
+            for c in (near, far, absolute)}
+    assert len(keys) == 1
+    legacy = {TeacherFinetuner(c, c.teacher.source).key(legacy=True)
+              for c in (near, far, absolute)}
+    assert len(legacy) == 3 and not legacy & keys
+
+    with open(tmp_path / "shared.tsv", "a") as f:
+        f.write("another sentence entirely\t1\ttrain\n")
+    changed = TeacherFinetuner(near, near.teacher.source).key()
+    assert changed not in keys
+
+    # An entry under the older key: found where it is and loaded.
+    shutil.copy(doc["data"]["path"], tmp_path / "shared.tsv")
+    finetuner = TeacherFinetuner(near, near.teacher.source)
+    assert Experiment(near).finetune_teacher()["cached"] is False
+    teachers = os.path.dirname(finetuner.cache_dir)
+    os.rename(finetuner.cache_dir,
+              os.path.join(teachers, finetuner.key(legacy=True)))
+    moved = TeacherFinetuner(near, near.teacher.source)
+    assert moved.cache_dir == os.path.join(teachers, finetuner.key(legacy=True))
+    assert Experiment(near).finetune_teacher()["cached"] is True
+    # other paths to the same file look under the new key only
+    assert TeacherFinetuner(far, far.teacher.source).cache_dir == (
+        os.path.join(teachers, finetuner.key()))
