@@ -126,8 +126,10 @@ def build_parser():
 def main(argv=None):
     args = build_parser().parse_args(argv)
     from kdplug.run.console import configure_logging
+    from kdplug.run.console import show_warnings_as_messages
 
     configure_logging(verbose=args.verbose)
+    show_warnings_as_messages()
     if args.command in NEEDS_MODELS:
         # Training imports TensorFlow: without its start-up noise.
         from kdplug.run.console import import_tensorflow_quietly

@@ -229,15 +229,22 @@ def _split_by_column(cfg, path, table):
             "column, or name one file per split (data.train, data.dev, data.test)")
     wanted = _wanted(cfg)
     buckets = {name: [] for name in wanted}
+    unused = {}  # a split value no split uses -> [rows, first row's place]
     for where, row in table.rows:
         if cfg.split_column not in row:
             raise DataError(
                 f"{_at(path, where)}: no column {cfg.split_column!r} "
                 f"(data.split_column); columns are {sorted(row)}"
             )
-        for name, split in wanted.items():
-            if split is not None and row[cfg.split_column] == split:
-                buckets[name].append((where, row))
+        value = row[cfg.split_column]
+        names = [name for name, split in wanted.items() if split == value]
+        for name in names:
+            buckets[name].append((where, row))
+        if not names:
+            unused.setdefault(value, [0, where])[0] += 1
+    others = "; ".join(
+        f"{count} with {cfg.split_column}={value!r} (first: {_place(first)})"
+        for value, (count, first) in unused.items())
     parts = {}
     for name, split in wanted.items():
         if split is None:
@@ -249,8 +256,15 @@ def _split_by_column(cfg, path, table):
             raise DataError(
                 f"{path}: no rows with {cfg.split_column}={split!r} "
                 f"(data.{name}_split){hint}"
+                + (f"; rows no split uses: {others}" if others else "")
             )
         parts[name] = tables.Table(path, buckets[name], table.class_names)
+    if others:
+        warnings.warn(
+            f"{path}: rows in none of the splits used, not read: {others} (the "
+            "splits used: " + ", ".join(
+                f"data.{name}_split {split!r}" for name, split in wanted.items()
+                if split is not None) + ")")
     return parts
 
 
@@ -334,6 +348,11 @@ def source_format(path, fmt, field):
             "data.format to tsv, csv, jsonl or parquet"
         )
     return fmt
+
+
+def _place(where):
+    """`line 12` for a line number, `row 3` for a table row."""
+    return f"line {where}" if isinstance(where, int) else str(where)
 
 
 def _at(source, where):

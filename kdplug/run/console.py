@@ -45,6 +45,38 @@ def configure_logging(verbose=False, stream=None):
     return logger
 
 
+def show_warnings_as_messages(packages=("kdplug", "kdplug_plugins")):
+    """Prints the warnings raised from `packages`' code (`warnings.warn`:
+    skipped bad rows, rows in no split) as `kdplug: warning: <message>`
+    lines through kdplug's logger, without Python's source-file prefix; other
+    warnings print as before. The CLI does this; a library user gets Python
+    warnings. Idempotent."""
+    import warnings
+
+    show = getattr(warnings.showwarning, "_kdplug_previous", warnings.showwarning)
+    folders = tuple(filter(None, map(_package_folder, packages)))
+
+    def as_message(message, category, filename, lineno, file=None, line=None):
+        if category is UserWarning and os.path.realpath(filename).startswith(folders):
+            logging.getLogger(LOGGER).warning("warning: %s", message)
+        else:
+            show(message, category, filename, lineno, file, line)
+
+    as_message._kdplug_previous = show
+    warnings.showwarning = as_message
+
+
+def _package_folder(name):
+    """The folder of package `name` (with a trailing separator), found
+    without importing it; None when it is not installed."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return os.path.realpath(list(spec.submodule_search_locations)[0]) + os.sep
+
+
 def import_tensorflow_quietly(verbose=False):
     """Imports TensorFlow (and Keras) without the C++/absl start-up noise.
 

@@ -79,7 +79,9 @@ def test_missing_file_column_and_split(tmp_path):
     path = write_tsv(tmp_path / "d.tsv")
     with pytest.raises(DataError, match="no column 'sentence'"):
         read_splits(DataConfig(path=path, text_column="sentence"))
-    with pytest.raises(DataError, match="no rows with split='validation'"):
+    with pytest.raises(DataError, match="no rows with split='validation' "
+                       r"\(data.validation_split\); rows no split uses: 1 with "
+                       r"split='dev' \(first: line 4\)$"):
         read_splits(DataConfig(path=path, validation_split="validation"))
     bad = tmp_path / "ragged.tsv"
     bad.write_text("split\ttext\tlabel\ntrain\tonly two\n")
@@ -134,3 +136,28 @@ def test_a_train_split_with_one_class_is_refused(tmp_path):
     path.write_text("text\tlabel\tsplit\na\t1\ttrain\nb\t1\ttrain\nc\t0\tdev\nd\t0\ttest\n")
     with pytest.raises(DataError, match="train split.*label 1.*two classes"):
         read_splits(DataConfig(path=str(path)))
+
+
+def test_rows_of_no_split_used_are_named_in_a_warning(tmp_path):
+    """A row whose split value is none of the splits used (a typo such as
+    `valid`, or `test` with `data.test_split: null`) is not read, and a
+    warning counts such rows by value with the first one's line."""
+    rows = [*ROWS, ("5", "valid", "typo split", "1"), ("6", "valid", "again", "0"),
+            ("7", "unlabeled", "extra", "1")]
+    path = write_tsv(tmp_path / "d.tsv", rows)
+    with pytest.warns(UserWarning) as caught:
+        splits = read_splits(DataConfig(path=path))
+    [message] = [str(w.message) for w in caught]
+    assert message == (
+        f"{path}: rows in none of the splits used, not read: 2 with "
+        "split='valid' (first: line 6); 1 with split='unlabeled' (first: line 8) "
+        "(the splits used: data.train_split 'train', data.validation_split "
+        "'dev', data.test_split 'test')")
+    assert splits["validation"].texts == ["fine film"]
+    with pytest.warns(UserWarning, match=r"^\S+: rows in none of the splits used, "
+                      r"not read: 1 with split='test' \(first: line 5\); 2 with"):
+        shared = read_splits(DataConfig(path=path, test_split="dev"))  # dev as test too
+    assert shared["test"].texts == shared["validation"].texts == ["fine film"]
+    with pytest.warns(UserWarning, match=r"1 with split='test' \(first: line 5\)"):
+        read_splits(DataConfig(path=write_tsv(tmp_path / "e.tsv"), test_split=None))
+

@@ -60,3 +60,25 @@ def test_tensorflow_start_up_noise_is_hidden_unless_verbose():
     loud = import_tensorflow(True)
     assert loud.returncode == 0
     assert "absl::InitializeLog" in loud.stderr or "cuda" in loud.stderr.lower()
+
+
+def test_kdplug_warnings_print_as_kdplug_lines_others_as_before(monkeypatch):
+    import warnings
+
+    from kdplug.data import readers
+
+    stream = io.StringIO()
+    console.configure_logging(stream=stream)
+    shown = []
+    monkeypatch.setattr(warnings, "showwarning",
+                        lambda *args, **kwargs: shown.append(str(args[0])))
+    console.show_warnings_as_messages()
+    console.show_warnings_as_messages()  # idempotent: one line, not two
+    kdplug_file = readers.__file__
+    warnings.showwarning(UserWarning("skipped 1 bad row(s)"), UserWarning,
+                         kdplug_file, 1)
+    warnings.showwarning(UserWarning("elsewhere"), UserWarning, "/tmp/other.py", 1)
+    warnings.showwarning(DeprecationWarning("old"), DeprecationWarning, kdplug_file, 1)
+    assert stream.getvalue() == "kdplug: warning: skipped 1 bad row(s)\n"
+    assert shown == ["elsewhere", "old"]
+    logging.getLogger("kdplug").handlers.clear()
