@@ -130,7 +130,7 @@ def main(argv=None):
 
     configure_logging(verbose=args.verbose)
     show_warnings_as_messages()
-    if args.command in NEEDS_MODELS:
+    if args.command in NEEDS_MODELS or getattr(args, "build", False):
         # Training imports TensorFlow: without its start-up noise.
         from kdplug.run.console import import_tensorflow_quietly
 

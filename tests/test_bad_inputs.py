@@ -177,6 +177,8 @@ CASES = [
      ["x.yaml", "output_dir", "{nmae}", "'name'"]),
     ("output-dir-brace", config(output_dir="runs/{"), ["x.yaml", "output_dir"]),
     ("output-dir-empty", config(output_dir=""), ["x.yaml", "output_dir"]),
+    ("output-dir-under-a-file", config(output_dir="notes.txt/{name}"),
+     ["x.yaml", "output_dir", "notes.txt is a file, not a folder"]),
     ("seed-negative", config(seed=-1), ["x.yaml", "seed", "[0, 4294967295]"]),
     ("seed-huge", config(seed=2 ** 40), ["x.yaml", "seed"]),
     ("seed-string", config(seed="abc"), ["x.yaml", "seed", "integer"]),
@@ -321,6 +323,8 @@ CASES = [
         command="run"), ["data.tsv", "two classes"]),
     ("run-lr-inf", run(config(training__learning_rate=float("inf"))),
      ["x.yaml", "training.learning_rate"]),
+    ("run-output-dir-under-a-file", run(config(output_dir="outputs/results.csv/{name}")),
+     ["x.yaml", "output_dir", "results.csv is a file, not a folder"]),
     ("run-output-dir", args("run", "{root}/ok.yaml", "--output-dir", "runs/{nmae}"),
      ["--output-dir", "{nmae}"]),
     # ------------------------------------------------------- early stopping

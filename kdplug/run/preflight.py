@@ -23,6 +23,7 @@ for line in check_inputs(config):
 """
 
 import collections
+import os
 
 import numpy as np
 
@@ -78,6 +79,7 @@ def check_inputs(config, plugin_manager=None, splits=None):
         lines.append(f"{field}:{where} {counts}")
         if splits.label_map is not None and splits.label_map.named:
             lines.append(f"{field}: labels {splits.label_map.describe()}")
+    check_run_dir(config)
     teacher = config.teacher
     source = resolve_source(teacher.source, config.resolve_path, config.file)
     lines.append(f"teacher: {describe_source(source)}")
@@ -86,6 +88,22 @@ def check_inputs(config, plugin_manager=None, splits=None):
                                    config.file, "teacher.tokenizer")
         lines.append(f"tokenizer: {describe_source(tokenizer)}")
     return lines + check_analysis(config)
+
+
+def check_run_dir(config):
+    """The run folder (`output_dir`) can be created: the nearest part of its
+    path that exists is a folder kdplug may write in. `ConfigError` naming
+    `output_dir` otherwise (before any run folder or cache entry is made)."""
+    path = config.run_dir()
+    existing = path
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    problem = (f"{existing} is a file, not a folder" if not os.path.isdir(existing)
+               else None if os.access(existing, os.W_OK | os.X_OK)
+               else f"{existing} is not writable")
+    if problem:
+        raise ConfigError(f"cannot create the run folder {path}: {problem}",
+                          config.file, "output_dir", config.output_dir)
 
 
 def _split_name(data, name, config):

@@ -62,8 +62,13 @@ class RunFolder:
     def lock(self):
         """Holds the folder's lock for the block; raises `KdplugError` naming
         the holder when another process has it."""
-        os.makedirs(self.path, exist_ok=True)
-        fd = os.open(self.file(LOCK), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            os.makedirs(self.path, exist_ok=True)
+            fd = os.open(self.file(LOCK), os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:  # kdplug validate checks first; a race or a full disk
+            raise KdplugError(
+                f"cannot create the run folder {self.path} ({e.strerror}); set "
+                "output_dir (or --output-dir) to a folder you can write") from None
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -17,6 +17,7 @@ from kdplug.data.transfer_set import build_transfer_set
 from kdplug.data.word_encoder import WordEncoder
 from kdplug.data.word_encoder import word_dataset
 from kdplug.errors import ConfigError
+from kdplug.errors import KdplugError
 from kdplug.evaluation.export import StudentExporter
 from kdplug.evaluation.measure import LATENCY_RUNS
 from kdplug.evaluation.measure import count_params
@@ -436,8 +437,13 @@ def build_stages(method, teacher, student_kind, config):
     lacks, an untrained head without `teacher.finetune`), and the
     `training.schedules` and `training.early_stopping` name real stages and
     terms. Raises `KdplugError`s naming the config field."""
-    student = method.build_student(teacher, student_kind,
-                                   method.task.num_outputs(config.data))
+    try:
+        student = method.build_student(teacher, student_kind,
+                                       method.task.num_outputs(config.data))
+    except ConfigError:
+        raise
+    except KdplugError as e:  # a student kind's own check knows no file
+        raise ConfigError(str(e), config.file, "student") from None
     method.task.check_student(student, config.student.name)
     stages = method.stages(teacher, student)
     check_teacher_serves(teacher, config, stages)

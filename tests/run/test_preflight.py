@@ -55,3 +55,14 @@ def test_early_stopping_naming_a_missing_stage_fails_with_the_run_check(tmp_path
     err = capsys.readouterr().err
     assert "training.early_stopping.stages[0]" in err and "no stage 'distil'" in err
 
+
+
+def test_a_student_layer_beyond_the_teachers_names_the_file_and_field(tmp_path, capsys):
+    """The student kind's own check (it has no file) comes out as a config
+    error: file, `student`, the layers and the teacher's depth."""
+    path = write_toy_config(tmp_path, {"name": "kd"},
+                            student={"kind": "truncated", "layers": [0, 2]})
+    assert main(["validate", "--build", path]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"kdplug: error: {path}: student: layers [0, 2] must be "
+                   "non-empty 0-based indices below the teacher's 2 layers"]

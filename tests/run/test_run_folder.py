@@ -72,6 +72,14 @@ def test_a_second_process_is_told_who_holds_the_folder(tmp_path):
         pass
 
 
+def test_a_folder_that_cannot_be_made_is_an_error_naming_output_dir(tmp_path):
+    (tmp_path / "file").write_text("not a folder")
+    with pytest.raises(KdplugError, match=r"cannot create the run folder .*file/run "
+                                          r"\(Not a directory\); set output_dir"):
+        with RunFolder(tmp_path / "file" / "run").lock():
+            pass
+
+
 def test_move_aside_keeps_the_old_folder(tmp_path):
     folder = RunFolder(tmp_path / "run")
     assert folder.move_aside() is None
