@@ -2,6 +2,7 @@
 
 from keras import ops
 
+from kdplug.errors import KdplugError
 from kdplug.terms.term import Term
 
 
@@ -35,6 +36,17 @@ class LogitTerm(Term):
 
     def required_student_taps(self):
         return {self.tap}
+
+    def check_taps(self, teacher, student):
+        """The two taps have the same rank and the same last dimension (the
+        classes compared one by one)."""
+        t, s = teacher[self.tap].shape, student[self.tap].shape
+        if len(t) != len(s) or (None not in (t[-1], s[-1]) and t[-1] != s[-1]):
+            raise KdplugError(
+                f"{self.name}: the teacher's {self.tap!r} has shape {tuple(t)} and "
+                f"the student's {tuple(s)}; the term compares them output by "
+                f"output, so the student needs the teacher's {t[-1]} outputs "
+                "(e.g. data.num_classes, or a head of that size)")
 
     def logits(self, teacher, student):
         """`(t, s)`: the teacher's and the student's `tap`, float32."""

@@ -54,6 +54,12 @@ class Term(keras.layers.Layer):
     def required_student_taps(self):
         return set(self.student_taps)
 
+    def check_taps(self, teacher, student):
+        """Raises `KdplugError` when the taps cannot be compared, from their
+        static shapes (the `Distiller` calls it before `call`, once per
+        trace, so the error names the term and the models rather than a
+        failed op). Nothing by default."""
+
     def call(self, teacher, student, batch):
         raise NotImplementedError(
             f"{type(self).__name__} must implement call(teacher, student, batch)"

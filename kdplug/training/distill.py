@@ -1,5 +1,7 @@
 """`distill()`: the common case in one call."""
 
+import tensorflow as tf
+
 from kdplug.training.distiller import Distiller
 from kdplug.training.optimizers import make_optimizer
 
@@ -55,6 +57,12 @@ def distill(*, teacher, student, train_data, validation_data=None, epochs=3,
         terms = [SoftTargetCrossEntropy(temperature, weight=alpha)]
         if alpha < 1.0:
             terms.append(HardLabelCrossEntropy(weight=1.0 - alpha))
+    if not isinstance(train_data, tf.data.Dataset):
+        raise ValueError("train_data must be a tf.data.Dataset of (features, labels) "
+                         f"batches, got {type(train_data).__name__} (e.g. "
+                         "kdplug.data.TextEncoder(...).dataset(examples, batch_size))")
+    if epochs < 1:
+        raise ValueError(f"epochs must be >= 1, got {epochs}")
     steps = int(train_data.cardinality())
     if steps <= 0:
         raise ValueError("train_data must be a finite, batched tf.data.Dataset "

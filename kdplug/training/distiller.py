@@ -153,6 +153,8 @@ class Distiller(keras.Model):
         batch[keys.LABELS] = y if y is not None else ops.full(
             ops.shape(student["logits"])[:1], -1, dtype="int32"
         )
+        for term in self.terms:
+            term.check_taps(teacher, student)
         per_term = [ops.cast(t(teacher, student, batch), "float32") for t in self.terms]
         weighted = sum(
             ops.cast(t.weight, "float32") * loss for t, loss in zip(self.terms, per_term)

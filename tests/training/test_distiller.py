@@ -192,3 +192,32 @@ def test_logged_accuracy_counts_labelled_examples_only():
     assert result["accuracy"] == pytest.approx(3 / 6)
     result = distiller.test_on_batch(x, np.full(8, -1), return_dict=True)
     assert result["accuracy"] == 0.0  # nothing labelled: nothing counted
+
+
+def test_a_student_with_another_class_count_is_named_before_any_op_fails():
+    """A 3-class student against a 2-class teacher: the logit terms say so
+    (term, tap, both shapes) instead of a failed `Mul` in the trace; the
+    same from `kdplug.distill`, which also names a train_data that is not
+    a dataset and epochs < 1."""
+    import kdplug
+
+    teacher = testing.tiny_bert_classifier(num_classes=2, seed=1)
+    student = testing.tiny_bert_classifier(num_classes=3, seed=2)
+    distiller = Distiller(student, teacher, kd_terms())
+    distiller.compile(optimizer="adam", jit_compile=False)
+    x, y = testing.toy_batch(8)
+    with pytest.raises(KdplugError) as caught:
+        distiller.test_on_batch(x, y)
+    assert str(caught.value) == (
+        "soft_ce: the teacher's 'logits' has shape (8, 2) and the student's "
+        "(8, 3); the term compares them output by output, so the student "
+        "needs the teacher's 2 outputs (e.g. data.num_classes, or a head of "
+        "that size)")
+    data = testing.toy_dataset(16, 8)
+    with pytest.raises(KdplugError, match="teacher's 'logits' has shape"):
+        kdplug.distill(teacher=teacher, student=student, train_data=data, verbose=0)
+    with pytest.raises(ValueError, match="train_data must be a tf.data.Dataset .* "
+                                         "got tuple"):
+        kdplug.distill(teacher=teacher, student=student, train_data=(x, y))
+    with pytest.raises(ValueError, match="epochs must be >= 1, got 0"):
+        kdplug.distill(teacher=teacher, student=student, train_data=data, epochs=0)
