@@ -144,6 +144,11 @@ def cache_state(setup, *argv):
     return make
 
 
+def _cache_is_a_file(root):
+    (root.parent / "cache").write_text("KDPLUG_CACHE_DIR names this file")
+    return ["run", str(root / "ok.yaml")]
+
+
 def _foreign_entry(cache):
     folder = cache / "outputs" / "abcdef0123456789"
     folder.mkdir(parents=True)
@@ -323,6 +328,10 @@ CASES = [
         command="run"), ["data.tsv", "two classes"]),
     ("run-lr-inf", run(config(training__learning_rate=float("inf"))),
      ["x.yaml", "training.learning_rate"]),
+    ("run-cache-env-a-file", _cache_is_a_file,
+     ["KDPLUG_CACHE_DIR", "cache", "is a file, not a folder"]),
+    ("finetune-cache-dir-a-file", config(teacher__finetune__cache_dir="data.tsv"),
+     ["x.yaml", "teacher.finetune.cache_dir", "data.tsv is a file, not a folder"]),
     ("run-output-dir-under-a-file", run(config(output_dir="outputs/results.csv/{name}")),
      ["x.yaml", "output_dir", "results.csv is a file, not a folder"]),
     ("run-output-dir", args("run", "{root}/ok.yaml", "--output-dir", "runs/{nmae}"),

@@ -79,7 +79,7 @@ def check_inputs(config, plugin_manager=None, splits=None):
         lines.append(f"{field}:{where} {counts}")
         if splits.label_map is not None and splits.label_map.named:
             lines.append(f"{field}: labels {splits.label_map.describe()}")
-    check_run_dir(config)
+    check_folders(config)
     teacher = config.teacher
     source = resolve_source(teacher.source, config.resolve_path, config.file)
     lines.append(f"teacher: {describe_source(source)}")
@@ -90,20 +90,40 @@ def check_inputs(config, plugin_manager=None, splits=None):
     return lines + check_analysis(config)
 
 
-def check_run_dir(config):
-    """The run folder (`output_dir`) can be created: the nearest part of its
-    path that exists is a folder kdplug may write in. `ConfigError` naming
-    `output_dir` otherwise (before any run folder or cache entry is made)."""
-    path = config.run_dir()
+def check_folders(config):
+    """The folders a run writes can be created: the run folder
+    (`output_dir`), the cache (`$KDPLUG_CACHE_DIR`) and
+    `teacher.finetune.cache_dir`. For each, the nearest part of its path
+    that exists must be a folder kdplug may write in; `ConfigError` naming
+    the field (or the variable) otherwise, before anything is written."""
+    from kdplug.storage import CACHE_ENV
+    from kdplug.storage import cache_root
+
+    ft = config.teacher.finetune
+    folders = [("run folder", config.run_dir(), "output_dir", config.output_dir),
+               ("cache", cache_root(), CACHE_ENV, None)]
+    if ft is not None and ft.cache_dir:
+        folders.append(("cache", config.resolve_path(ft.cache_dir),
+                        "teacher.finetune.cache_dir", ft.cache_dir))
+    for what, path, field, value in folders:
+        problem = _not_creatable(os.path.abspath(path))
+        if problem:
+            raise ConfigError(
+                f"cannot create the {what} {path}: {problem}",
+                config.file if value is not None else None, field,
+                *([value] if value is not None else []))
+
+
+def _not_creatable(path):
+    """Why folder `path` cannot be created (None when it can)."""
     existing = path
     while not os.path.exists(existing):
         existing = os.path.dirname(existing)
-    problem = (f"{existing} is a file, not a folder" if not os.path.isdir(existing)
-               else None if os.access(existing, os.W_OK | os.X_OK)
-               else f"{existing} is not writable")
-    if problem:
-        raise ConfigError(f"cannot create the run folder {path}: {problem}",
-                          config.file, "output_dir", config.output_dir)
+    if not os.path.isdir(existing):
+        return f"{existing} is a file, not a folder"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{existing} is not writable"
+    return None
 
 
 def _split_name(data, name, config):
