@@ -138,6 +138,12 @@ def _table(data, columns, source, label_column):
     if _is_row_list(data):
         rows = [(f"row {i}", dict(row)) for i, row in enumerate(data, start=1)]
         return Table(source, rows)
+    if isinstance(data, (list, tuple)) and not data:
+        raise DataError(f"{source}: no rows (an empty {type(data).__name__})")
+    if isinstance(data, Mapping) and data and all(
+            isinstance(v, (list, tuple)) and not v for v in data.values()):
+        raise DataError(f"{source}: no rows: {', '.join(map(str, data))} are all "
+                        "empty (as splits or as columns)")
     if isinstance(data, Mapping):
         _check_columns(source, list(data), columns)
         lengths = {c: len(data[c]) for c in columns}

@@ -226,6 +226,11 @@ def test_data_from_python_dict_of_splits_columns_and_a_dataset_dict():
     with pytest.raises(DataError, match=r"<in memory> \[train\], row 2: empty text"):
         examples_from_dataset({"train": {"text": ["a", " "], "label": [0, 1]}},
                               validation_split=None, test_split=None)
+    with pytest.raises(DataError, match=r"^<in memory>: no rows \(an empty list\)$"):
+        examples_from_dataset([])
+    with pytest.raises(DataError, match="^<in memory>: no rows: train, dev, test are "
+                                        r"all empty \(as splits or as columns\)$"):
+        examples_from_dataset({"train": [], "dev": [], "test": []})
     pd = pytest.importorskip("pandas")
     assert_read(examples_from_dataset(pd.DataFrame(columns())))
     datasets = pytest.importorskip("datasets")
