@@ -126,17 +126,17 @@ def build_parser():
 def main(argv=None):
     args = build_parser().parse_args(argv)
     from kdplug.run.console import configure_logging
-    from kdplug.run.console import show_warnings_as_messages
+    from kdplug.run.console import warnings_as_messages
 
     configure_logging(verbose=args.verbose)
-    show_warnings_as_messages()
     if args.command in NEEDS_MODELS or getattr(args, "build", False):
         # Training imports TensorFlow: without its start-up noise.
         from kdplug.run.console import import_tensorflow_quietly
 
         import_tensorflow_quietly(verbose=args.verbose)
     try:
-        return COMMANDS[args.command](args)
+        with warnings_as_messages():
+            return COMMANDS[args.command](args)
     except KdplugError as e:
         print(f"kdplug: error: {e}", file=sys.stderr)
         return 2

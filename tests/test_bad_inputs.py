@@ -458,3 +458,15 @@ def test_bad_input_is_one_clear_error(case, world, capsys):
         assert text in errors[0], f"{text!r} not in {errors[0]!r}"
     assert _snapshot(sentinel) == before  # nothing outside the cache changed
     assert not (root / "runs").exists() and not (sentinel / "runs").exists()
+
+
+def test_rows_in_no_split_are_one_warning_line_not_an_error(world, capsys):
+    root, _ = world
+    (root / "data.tsv").write_text(GOOD_TSV + "typo row\t1\tvalid\n")
+    assert main(["validate", str(root / "ok.yaml")]) == 0
+    err = capsys.readouterr().err
+    [line] = [line for line in err.splitlines() if "warning" in line.lower()]
+    assert line.startswith("kdplug: warning: ") and line.endswith(
+        "data.tsv: rows in none of the splits used, not read: 1 with "
+        "split='valid' (first: line 12) (the splits used: data.train_split "
+        "'train', data.validation_split 'dev', data.test_split 'test')")

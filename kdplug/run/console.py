@@ -22,6 +22,7 @@ verbose = keras_verbosity(config.training.verbose)  # 1 on a terminal, else 0
 ```
 """
 
+import contextlib
 import logging
 import os
 import sys
@@ -45,15 +46,24 @@ def configure_logging(verbose=False, stream=None):
     return logger
 
 
-def show_warnings_as_messages(packages=("kdplug", "kdplug_plugins")):
-    """Prints the warnings raised from `packages`' code (`warnings.warn`:
-    skipped bad rows, rows in no split) as `kdplug: warning: <message>`
-    lines through kdplug's logger, without Python's source-file prefix; other
-    warnings print as before. The CLI does this; a library user gets Python
-    warnings. Idempotent."""
+@contextlib.contextmanager
+def warnings_as_messages(packages=("kdplug", "kdplug_plugins")):
+    """Within the block, the warnings raised from `packages`' code
+    (`warnings.warn`: skipped bad rows, rows in no split) print as
+    `kdplug: warning: <message>` lines through kdplug's logger, without
+    Python's source-file prefix; other warnings print as before. The CLI
+    runs each command in it; a library user gets Python warnings.
+
+    Examples:
+
+    ```python
+    with warnings_as_messages():
+        read_splits(config.data)  # kdplug: warning: data.tsv: rows in none ...
+    ```
+    """
     import warnings
 
-    show = getattr(warnings.showwarning, "_kdplug_previous", warnings.showwarning)
+    show = warnings.showwarning
     folders = tuple(filter(None, map(_package_folder, packages)))
 
     def as_message(message, category, filename, lineno, file=None, line=None):
@@ -62,8 +72,11 @@ def show_warnings_as_messages(packages=("kdplug", "kdplug_plugins")):
         else:
             show(message, category, filename, lineno, file, line)
 
-    as_message._kdplug_previous = show
     warnings.showwarning = as_message
+    try:
+        yield
+    finally:
+        warnings.showwarning = show
 
 
 def _package_folder(name):

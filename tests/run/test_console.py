@@ -70,15 +70,19 @@ def test_kdplug_warnings_print_as_kdplug_lines_others_as_before(monkeypatch):
     stream = io.StringIO()
     console.configure_logging(stream=stream)
     shown = []
-    monkeypatch.setattr(warnings, "showwarning",
-                        lambda *args, **kwargs: shown.append(str(args[0])))
-    console.show_warnings_as_messages()
-    console.show_warnings_as_messages()  # idempotent: one line, not two
+
+    def python_default(message, *args, **kwargs):
+        shown.append(str(message))
+
+    monkeypatch.setattr(warnings, "showwarning", python_default)
     kdplug_file = readers.__file__
-    warnings.showwarning(UserWarning("skipped 1 bad row(s)"), UserWarning,
-                         kdplug_file, 1)
-    warnings.showwarning(UserWarning("elsewhere"), UserWarning, "/tmp/other.py", 1)
-    warnings.showwarning(DeprecationWarning("old"), DeprecationWarning, kdplug_file, 1)
+    with console.warnings_as_messages():
+        warnings.showwarning(UserWarning("skipped 1 bad row(s)"), UserWarning,
+                             kdplug_file, 1)
+        warnings.showwarning(UserWarning("elsewhere"), UserWarning, "/tmp/other.py", 1)
+        warnings.showwarning(DeprecationWarning("old"), DeprecationWarning,
+                             kdplug_file, 1)
+    assert warnings.showwarning is python_default  # put back after the block
     assert stream.getvalue() == "kdplug: warning: skipped 1 bad row(s)\n"
     assert shown == ["elsewhere", "old"]
     logging.getLogger("kdplug").handlers.clear()
