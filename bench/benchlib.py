@@ -13,6 +13,7 @@ import os
 import platform
 import shutil
 import signal
+import statistics
 import subprocess
 import time
 from typing import Callable
@@ -177,6 +178,24 @@ def interleaved_rates(models, batches, rounds, steps):
             rates[name].append(sum(len(y) for _, y in chosen)
                                / (time.perf_counter() - begin))
     return rates
+
+
+def mean_sd_cell(values, digits=4):
+    """A results-table cell over seeds: `0.8400 ± 0.0100` (mean and sample
+    standard deviation), the mean alone for one value, `–` for none.
+
+    >>> mean_sd_cell([0.83, 0.85])
+    '0.8400 ± 0.0141'
+    >>> mean_sd_cell([38.46], digits=2)
+    '38.46'
+    """
+    values = list(values)
+    if not values:
+        return "–"
+    mean = statistics.fmean(values)
+    if len(values) < 2:
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} ± {statistics.stdev(values):.{digits}f}"
 
 
 def machine_text(machine):

@@ -50,6 +50,7 @@ import quality  # bench/ is the script's folder
 from benchlib import Job
 from benchlib import campaign_paths
 from benchlib import machine_text
+from benchlib import mean_sd_cell
 from benchlib import parse_seeds
 from benchlib import prepare_run_dir
 from benchlib import run_jobs
@@ -577,7 +578,7 @@ def render(results, smoke=False):
                 lines.append(f"| `{row.id}` | {row.label} | not run | | | | |")
                 continue
             mean = mean_sd(e["accuracy"] for e in entries)[0]
-            cell = mean_cell([e["accuracy"] for e in entries])
+            cell = mean_sd_cell([e["accuracy"] for e in entries])
             pct = f"{100 * mean / teacher:.1f}%" if teacher else "–"
             kept = "; ".join(_kept(row, e) for e in entries)
             lines.append(
@@ -611,14 +612,6 @@ def mtdnn_entries(by_domain):
     return [e for d in by_domain.values() for e in d.get("mtdnn", [])]
 
 
-def mean_cell(values):
-    """`0.8400 ± 0.0100` over seeds (the mean alone for one, `–` for none)."""
-    mean, sd = mean_sd(values)
-    if mean is None:
-        return "–"
-    return f"{mean:.4f}" + (f" ± {sd:.4f}" if len(values) > 1 else "")
-
-
 def mtdnn_lines(by_domain):
     """The MT-DNN subsection: one `mtdnn-ensemble` run per seed (it reads
     both domains), each task's primary test metric per model over seeds."""
@@ -639,7 +632,7 @@ def mtdnn_lines(by_domain):
               "multi-task student + ensemble KD | seeds |", "|---|---|---|---|---|---|"]
     for task, first in entries[0]["tasks"].items():
         runs = [e["tasks"][task] for e in entries if task in e["tasks"]]
-        cells = [mean_cell([r[key] for r in runs if r[key] is not None])
+        cells = [mean_sd_cell([r[key] for r in runs if r[key] is not None])
                  for key in ("ensemble", "multi_task", "multi_task_kd")]
         lines.append(f"| {task} | {first['metric']} | " + " | ".join(cells)
                      + f" | {', '.join(str(e['seed']) for e in entries)} |")

@@ -41,6 +41,7 @@ from benchlib import Job
 from benchlib import campaign_paths
 from benchlib import cpu_model
 from benchlib import markers
+from benchlib import mean_sd_cell
 from benchlib import parse_seeds
 from benchlib import prepare_run_dir
 from benchlib import run_child
@@ -460,12 +461,6 @@ def save_results(path, results):
 # Markdown
 
 
-def _mean_spread(values):
-    mean = statistics.fmean(values)
-    spread = statistics.stdev(values) if len(values) > 1 else None
-    return mean, spread
-
-
 def _by_row(results, smoke):
     rows = {}
     for entry in results.get("results", {}).values():
@@ -480,13 +475,6 @@ def _by_row(results, smoke):
 
 def _params(n):
     return f"{n / 1e6:.1f}M" if n >= 100_000 else f"{n:,}"
-
-
-def _accuracy_cell(entries):
-    mean, spread = _mean_spread([e["accuracy"] for e in entries])
-    if spread is None:
-        return f"{mean:.4f}"
-    return f"{mean:.4f} ± {spread:.4f}"
 
 
 def _budget(row, entries):
@@ -576,7 +564,7 @@ def render(results, smoke=False):
         pct = f"{100 * mean / teacher_acc:.1f}%" if teacher_acc else "–"
         lines.append(
             f"| `{row.id}` | {row.label} | {_budget(row, entries)} | "
-            f"{_accuracy_cell(entries)} | {pct} | "
+            f"{mean_sd_cell(e['accuracy'] for e in entries)} | {pct} | "
             f"{_params(entries[0]['params'])} | "
             f"{statistics.median(e['latency_ms'] for e in entries):.1f} | "
             f"{statistics.fmean(e['train_s'] for e in entries):.0f} | "

@@ -49,6 +49,7 @@ import quality  # bench/ is the script's folder
 from benchlib import Job
 from benchlib import campaign_paths
 from benchlib import machine_text
+from benchlib import mean_sd_cell
 from benchlib import parse_seeds
 from benchlib import prepare_run_dir
 from benchlib import run_jobs
@@ -206,13 +207,6 @@ def summarise(seed, report, wall_s, args):
     }
 
 
-def _cell(values, digits=2):
-    mean = statistics.fmean(values)
-    if len(values) < 2:
-        return f"{mean:.{digits}f}"
-    return f"{mean:.{digits}f} ± {statistics.stdev(values):.{digits}f}"
-
-
 def render(results, smoke=False):
     entries = sorted((e for e in results.get("results", {}).values()
                       if "error" not in e and bool(e.get("smoke")) == bool(smoke)),
@@ -276,19 +270,19 @@ def render_budget(entries, every_entry=()):
             continue
         v = [e["variants"][name] for e in rows]
         lines.append(
-            f"| {label} | {_cell([x['bleu'] for x in v])} | "
-            f"{_cell([100 * x['exact_match'] for x in v])}% | "
-            f"{_cell([x['token_accuracy'] for x in v], 4)} | "
-            f"{_cell([x['perplexity'] for x in v])} | "
-            f"{_cell([x['decode_sentences_per_s'] for x in v], 1)} | "
-            f"{_cell([e['train_s'][name] or 0.0 for e in rows], 0)} | "
+            f"| {label} | {mean_sd_cell([x['bleu'] for x in v], 2)} | "
+            f"{mean_sd_cell([100 * x['exact_match'] for x in v], 2)}% | "
+            f"{mean_sd_cell([x['token_accuracy'] for x in v], 4)} | "
+            f"{mean_sd_cell([x['perplexity'] for x in v], 2)} | "
+            f"{mean_sd_cell([x['decode_sentences_per_s'] for x in v], 1)} | "
+            f"{mean_sd_cell([e['train_s'][name] or 0.0 for e in rows], 0)} | "
             f"{', '.join(str(e['seed']) for e in rows)} |")
     paired = [e for e in entries if set(VARIANTS) <= set(e["variants"])]
     if paired:
         gains = [e["variants"]["cmlm_kd"]["bleu"] - e["variants"]["mle"]["bleu"]
                  for e in paired]
         lines += ["", f"Distillation minus MLE, per seed: "
-                  + ", ".join(f"{g:+.2f}" for g in gains) + f" BLEU (mean {_cell(gains)})."
+                  + ", ".join(f"{g:+.2f}" for g in gains) + f" BLEU (mean {mean_sd_cell(gains, 2)})."
                   f" The paper's gain (C-MLM distillation > MLE): **{gain_verdict(gains)}**."]
     first = entries[0]
     cost, elsewhere = teacher_cost(entries, every_entry)

@@ -39,6 +39,7 @@ import sys
 import quality  # bench/ is the script's folder
 from benchlib import Job
 from benchlib import machine_text
+from benchlib import mean_sd_cell
 from benchlib import parse_seeds
 from benchlib import prepare_run_dir
 from benchlib import run_jobs
@@ -166,7 +167,7 @@ def render(results):
             runs = [e for e in mine if e["row"] == row]
             if not runs:
                 continue
-            cells = [_mean_sd([e["metrics"][n] for e in runs]) for n in names]
+            cells = [mean_sd_cell([e["metrics"][n] for e in runs]) for n in names]
             kept = ", ".join(f"{k[0]}/{k[1]}" for e in runs for k in e["kept"].values())
             lines.append(f"| {row}: {label} | {len(runs)} | " + " | ".join(cells)
                          + f" | {runs[0]['params'] / 1e6:.1f}M | {kept or '–'} |")
@@ -205,10 +206,6 @@ def _reading(entries):
                         "than the methods" if weak else ""))
     return lines
 
-
-def _mean_sd(values):
-    mean, spread = quality._mean_spread(values)
-    return f"{mean:.4f}" if spread is None else f"{mean:.4f} ± {spread:.4f}"
 
 
 # --------------------------------------------------------------------------
