@@ -1,5 +1,6 @@
 """Fine-tuning a teacher on the task, cached on disk by content."""
 
+import functools
 import logging
 import os
 import shutil
@@ -69,13 +70,20 @@ class TeacherFinetuner:
         ft = config.teacher.finetune
         root = ft.cache_dir and config.resolve_path(ft.cache_dir) or cache_root()
         self.cache_dir = os.path.join(root, "teachers", self.key())
-        legacy = os.path.join(root, "teachers", self.key(legacy=True))
-        if not os.path.exists(self.cache_dir) and os.path.isfile(
-                os.path.join(legacy, INFO)):
-            # a teacher fine-tuned by kdplug before 2026-11-27: used where it is
-            log.info("teacher: the cache entry %s has the key of an older kdplug "
-                     "(the data named by the path as written)", legacy)
-            self.cache_dir = legacy
+        if not os.path.exists(self.cache_dir):
+            legacy = os.path.join(root, "teachers", self.key(legacy=True))
+            if os.path.isfile(os.path.join(legacy, INFO)):
+                # fine-tuned by kdplug before 2026-11-27: used where it is
+                log.info("teacher: the cache entry %s has the key of an older "
+                         "kdplug (the data named by the path as written)", legacy)
+                self.cache_dir = legacy
+
+    @functools.cached_property
+    def _content(self):
+        """`(teacher files, data)` fingerprints, read once for both keys."""
+        cfg = self.config
+        return (fingerprint_path(self.source), self.data_fingerprint
+                or source_fingerprints(cfg.data, cfg.resolve_path))
 
     def key(self, legacy=False):
         """The cache key (16 hex digits). The data counts by its content
@@ -84,8 +92,7 @@ class TeacherFinetuner:
         `legacy=True`: the key of kdplug before 2026-11-27, which also hashed
         the data's paths as written (entries under it are still loaded)."""
         cfg = self.config
-        data_path = self.data_fingerprint or source_fingerprints(cfg.data,
-                                                                 cfg.resolve_path)
+        teacher_files, data_content = self._content
         data_config = cfg.data.key_fields()
         if not legacy:  # `data` is what the sources hold, not where they are
             for field in ("path", *cfg.data.SPLIT_FILES):
@@ -98,9 +105,9 @@ class TeacherFinetuner:
         else:
             ft["early_stopping"] = vars(ft["early_stopping"])
         return self.objective.key(fingerprint({
-            "teacher": fingerprint_path(self.source),
+            "teacher": teacher_files,
             "dropout": cfg.teacher.dropout,
-            "data": data_path,
+            "data": data_content,
             "data_config": data_config,
             "finetune": ft,
             "seed": cfg.seed if seed is None else seed,
