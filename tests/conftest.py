@@ -1,3 +1,5 @@
+import glob
+import hashlib
 import importlib.util
 import os
 import sys
@@ -25,7 +27,11 @@ if _WORKERS > 1:
 # Two logical CPU devices for MirroredStrategy parity tests; must happen before
 # TensorFlow initialises its devices, so it runs at collection time.
 CPU_DEVICES = testing.two_cpu_devices()
-BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(ROOT, "bench")
+# What the benchmarks write for real: a bench test that wrote here instead of
+# its tmp_path would overwrite measured results.
+BENCH_OUTPUTS = ("docs/*.md", "docs/img/*", "bench/results/*.json")
 
 
 def load_bench_script(name):
@@ -51,6 +57,33 @@ def _isolated_cache(tmp_path, monkeypatch):
     """Every test gets its own kdplug cache folder and a fixed seed."""
     monkeypatch.setenv("KDPLUG_CACHE_DIR", str(tmp_path / "kdplug-cache"))
     keras.utils.set_random_seed(0)
+
+
+def _bench_output_hashes():
+    found = {}
+    for pattern in BENCH_OUTPUTS:
+        for path in glob.glob(os.path.join(ROOT, pattern)):
+            with open(path, "rb") as f:
+                found[os.path.relpath(path, ROOT)] = hashlib.sha256(f.read()).hexdigest()
+    return found
+
+
+@pytest.fixture(autouse=True)
+def _bench_outputs_untouched(request):
+    """Fails a test of tests/bench/ that wrote the work tree's docs/ or
+    bench/results/ (each passes its own folders or patches the script's
+    paths). A benchmark running beside the tests in the same work tree
+    writes there too; the message then names its files as well."""
+    if os.path.join("tests", "bench") not in str(request.path):
+        yield
+        return
+    before = _bench_output_hashes()
+    yield
+    after = _bench_output_hashes()
+    changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+    assert not changed, (
+        f"this test wrote the real {', '.join(changed)} (or a benchmark running "
+        f"in {ROOT} did): `git status` and `git diff` show what changed")
 
 
 @pytest.fixture
