@@ -2,10 +2,23 @@
 
 Each case builds the method's student and stages as `kdplug run` does (the
 registered plugin, `build_student`, `stages`, the stage's trainable selector,
-`stage_dataset`, a `Distiller` per stage) and trains every stage for a few steps
-twice: under `MirroredStrategy` over two logical CPUs (each replica gets half of
-the global batch) and under `OneDeviceStrategy` with the same global batch.
-Per-step losses, per-term means and the student's final weights must match.
+`stage_dataset`, a `Distiller` per stage).
+
+What makes a method's multi-replica run match one device is that each of
+its terms returns per-example losses that do not depend on the rest of the
+batch (the Distiller then scales by the global batch).
+`test_terms_are_per_example` checks that for every case, eagerly and
+without training: each stage's terms on a batch of 8 equal the same terms on
+its two halves, concatenated (one eager check of a few seconds where a
+two-strategy training costs tens of seconds). Three cases also train every
+stage for a few steps twice, under `MirroredStrategy` over two logical CPUs
+(each replica gets half of the global batch) and under `OneDeviceStrategy`
+with the same global batch; per-step losses, per-term means and the
+student's final weights must match: kd (with gradient clipping,
+`test_clipping_is_global`; also tests/training/test_distiller.py), TinyBERT
+(its projections, weights outside the student, built in the strategy's
+scope) and MobileBERT PKT (progressive stages, each with its trainable
+selector) (`MIRRORED_CASES`).
 
 One case per distinct set of terms and student kind: variants that only
 change a term's options or the layer mapping (kd with an MSE soft loss, PKD's
@@ -86,7 +99,8 @@ CASES = {
     "bilstm-siamese": ({"name": "bilstm-siamese"}, {"kind": "bilstm-siamese", **BILSTM}),
     "fastbert": ({"name": "fastbert", "branch_dim": 8}, {"kind": "truncated"}),
 }
-SLOW = {"tinybert", "mobilebert-pkt", "distilbert", "bilstm-siamese"}
+# trained under both strategies (the others: test_terms_are_per_example)
+MIRRORED_CASES = ("tinybert", "mobilebert-pkt")
 
 
 def dataset():
@@ -117,13 +131,9 @@ def sgd():
     return keras.optimizers.SGD(LEARNING_RATE, momentum=0.9)
 
 
-def train(case, strategy, optimizer=sgd, run_eagerly=True):
-    """Trains every stage of a case under `strategy`, as `kdplug run` does,
-    Keras' train step run eagerly (traced, as `kdplug run` runs it, with
-    `run_eagerly=False`).
-
-    Returns `(per-step logs per stage, final student weights)`.
-    """
+def build(case):
+    """`(teacher, student, stages)` of a case, as `kdplug run` builds them
+    (call it in the strategy's scope)."""
     method_section, student_section = CASES[case]
     pm = get_plugin_manager()
     method_cls = pm.methods.get(method_section["name"])
@@ -132,18 +142,33 @@ def train(case, strategy, optimizer=sgd, run_eagerly=True):
     kind_cls = pm.students.get(student_section["kind"])
     kind = kind_cls(kind_cls.Config(
         **{k: v for k, v in student_section.items() if k != "kind"}))
-    with strategy.scope():
-        teacher = testing.tiny_bert_classifier(num_layers=4, seed=1)
-        keras.utils.set_random_seed(2)
-        student = method.build_student(teacher, kind, num_classes=2)
-        no_dropout(student)
-        stages = method.stages(teacher, student)
-    logs = {}
+    teacher = testing.tiny_bert_classifier(num_layers=4, seed=1)
+    keras.utils.set_random_seed(2)
+    student = method.build_student(teacher, kind, num_classes=2)
+    no_dropout(student)
+    return teacher, student, method.stages(teacher, student)
+
+
+def stage_batches(student, stages):
+    """Each stage (its trainable selector applied) with its dataset."""
     for index, stage in enumerate(stages):
         force_trainable(student)
         if stage.trainable is not None:
             stage.trainable(student)
-        ds = stage_dataset(dataset(), stage, TOKENIZER, seed=index)
+        yield stage, stage_dataset(dataset(), stage, TOKENIZER, seed=index)
+
+
+def train(case, strategy, optimizer=sgd, run_eagerly=True):
+    """Trains every stage of a case under `strategy`, as `kdplug run` does,
+    Keras' train step run eagerly (traced, as `kdplug run` runs it, with
+    `run_eagerly=False`).
+
+    Returns `(per-step logs per stage, final student weights)`.
+    """
+    with strategy.scope():
+        teacher, student, stages = build(case)
+    logs = {}
+    for stage, ds in stage_batches(student, stages):
         with strategy.scope():
             distiller = Distiller(student, teacher, stage.terms)
             distiller.compile(
@@ -157,12 +182,62 @@ def train(case, strategy, optimizer=sgd, run_eagerly=True):
     return logs, [w.numpy() for w in student.weights]
 
 
-# `kd` alone: its clipped runs below (`test_clipping_is_global`) and the
-# Distiller's own parity test (tests/training/test_distiller.py).
-@pytest.mark.parametrize("case", [
-    pytest.param(c, marks=pytest.mark.slow) if c in SLOW else c
-    for c in CASES if c != "kd"
-])
+@pytest.mark.parametrize("case", list(CASES))
+def test_terms_are_per_example(case):
+    """Every stage's terms on a batch of 8 equal the same terms on its two
+    halves of 4, concatenated: no term reads the rest of its batch, so each
+    replica's share of a global batch gives the single-device losses."""
+    teacher, student, stages = build(case)
+    # Weights moved off their initialisation: a fresh toy model gives every
+    # example nearly the same outputs (soft losses equal to 1e-6), which a
+    # term mixing the batch would match too.
+    rng = np.random.default_rng(0)
+    for w in teacher.weights + student.weights:
+        w.assign(w + rng.normal(0, 0.5, w.shape).astype(w.dtype))
+
+    def per_term(distiller, x, y, rows):
+        part = {k: v[rows] for k, v in x.items()}
+        _, losses, _, _ = distiller.compute_terms(part, y[rows], None, training=False)
+        return [keras.ops.convert_to_numpy(loss) for loss in losses]
+
+    checked = 0
+    for stage, ds in stage_batches(student, stages):
+        x, y = next(iter(ds))  # the stage's batch (masked, for MLM stages)
+        distiller = Distiller(student, teacher, stage.terms)
+        whole = per_term(distiller, x, y, slice(0, GLOBAL_BATCH))
+        halves = [per_term(distiller, x, y, slice(start, start + GLOBAL_BATCH // 2))
+                  for start in (0, GLOBAL_BATCH // 2)]
+        for term, full, first, second in zip(stage.terms, whole, *halves):
+            assert full.shape == (GLOBAL_BATCH,), (case, stage.name, term.name)
+            # examples differ, so a term that mixed them would show
+            assert np.ptp(full) > 1e-3, (case, stage.name, term.name, full)
+            np.testing.assert_allclose(
+                np.concatenate([first, second]), full, rtol=1e-5, atol=1e-6,
+                err_msg=f"{case}: stage {stage.name}, term {term.name}")
+            checked += 1
+    assert checked >= len(stages)
+
+
+def test_a_term_that_mixes_its_batch_is_caught(monkeypatch):
+    """The check above fails for a soft loss made half its batch's mean."""
+    from kdplug.terms.soft_target_cross_entropy import SoftTargetCrossEntropy
+
+    call = SoftTargetCrossEntropy.call
+
+    def half_batch_mean(self, teacher, student, batch):
+        loss = call(self, teacher, student, batch)
+        return 0.5 * loss + 0.5 * keras.ops.mean(loss)
+
+    monkeypatch.setattr(SoftTargetCrossEntropy, "call", half_batch_mean)
+    with pytest.raises(AssertionError, match="stage distill, term soft_ce"):
+        test_terms_are_per_example("kd")
+
+
+# Trained under both strategies: the cases whose plumbing is more than their
+# terms (the module docstring); `kd`'s clipped runs below and the Distiller's
+# own parity test (tests/training/test_distiller.py) train the rest.
+@pytest.mark.slow
+@pytest.mark.parametrize("case", MIRRORED_CASES)
 def test_mirrored_matches_one_device(case, cpu_devices):
     one_logs, one_weights = train(case, tf.distribute.OneDeviceStrategy(cpu_devices[0]))
     mirrored_logs, mirrored_weights = train(case, mirrored(cpu_devices))
