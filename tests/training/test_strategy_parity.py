@@ -234,8 +234,8 @@ def test_a_term_that_mixes_its_batch_is_caught(monkeypatch):
 
 
 # Trained under both strategies: the cases whose plumbing is more than their
-# terms (the module docstring); `kd`'s clipped runs below and the Distiller's
-# own parity test (tests/training/test_distiller.py) train the rest.
+# terms (the module docstring); `kd` trains under both in its clipped runs
+# below and in the Distiller's own parity test (tests/training/test_distiller.py).
 @pytest.mark.slow
 @pytest.mark.parametrize("case", MIRRORED_CASES)
 def test_mirrored_matches_one_device(case, cpu_devices):
