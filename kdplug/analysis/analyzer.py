@@ -50,6 +50,9 @@ class AnalysedModel:
             `(features, labels)` this model reads (e.g.
             `TextEncoder.dataset`; a word-id student's `word_dataset`).
         role: `teacher` or `student`.
+        jit_compile: XLA-compile its forward pass over the probing texts
+            (a run's `training.jit_compile`; compiling a toy model on a CPU
+            takes longer than the pass).
 
     Examples:
 
@@ -62,11 +65,13 @@ class AnalysedModel:
     model: object
     dataset: Callable
     role: str = "student"
+    jit_compile: bool = True
 
     def representations(self, texts, poolings, batch_size):
         examples = Examples(list(texts), np.zeros(len(texts), "int64"))
         return sentence_representations(
-            self.model, self.dataset(examples, batch_size), poolings=poolings)
+            self.model, self.dataset(examples, batch_size), poolings=poolings,
+            jit_compile=self.jit_compile)
 
     def probabilities(self, examples, batch_size):
         """Softmax of the model's logits over `examples`, in order."""

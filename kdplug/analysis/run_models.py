@@ -94,11 +94,13 @@ class RunModels:
         return word_dataset(self.encoder, self.words, examples, batch_size)
 
     def teacher_model(self, name="teacher"):
-        return AnalysedModel(name, self.teacher, self.dataset, role="teacher")
+        return AnalysedModel(name, self.teacher, self.dataset, role="teacher",
+                             jit_compile=self.config.training.jit_compile)
 
     def student_model(self, name=None):
         return AnalysedModel(name or self.name, self.student,
-                             functools.partial(self.dataset, roles=("student",)))
+                             functools.partial(self.dataset, roles=("student",)),
+                             jit_compile=self.config.training.jit_compile)
 
 
 def load_run(run_dir, config_file=None, teacher=None, config=None, read_data=True,

@@ -206,6 +206,7 @@ class SingleTaskRunner(Runner):
             outputs = TeacherCache(
                 teacher, encoder, examples, taps, dtype=cache.dtype,
                 shard_size=cache.shard_size, batch_size=cache.batch_size,
+                jit_compile=ctx.config.training.jit_compile,
             )
             if not outputs.is_complete():
                 need = outputs.estimated_bytes()
@@ -357,9 +358,10 @@ class SingleTaskRunner(Runner):
             encoder, words, examples, batch)
         behaviour = cfg.analysis.behaviour
         examples = splits[behaviour.split] if behaviour else None
+        jit = cfg.training.jit_compile
         analyze_models(
-            AnalysedModel("teacher", teacher, dataset, role="teacher"),
-            [AnalysedModel("student", student, dataset)],
+            AnalysedModel("teacher", teacher, dataset, role="teacher", jit_compile=jit),
+            [AnalysedModel("student", student, dataset, jit_compile=jit)],
             examples=examples, corpus_texts=splits["train"].texts,
             output_dir=self.context.path("analysis"), config=cfg.analysis,
             base_dir=cfg.base_dir, title=f"{cfg.name}: teacher vs student")

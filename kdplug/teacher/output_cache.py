@@ -64,6 +64,9 @@ class TeacherCache:
         run_eagerly: tokenise and run the teacher eagerly, batch by batch,
             instead of through `tf.data` and a `tf.function`: no tracing, so
             faster for a few small batches (tests), slower for real data.
+        jit_compile: XLA-compile the teacher's forward pass (`kdplug run`
+            passes `training.jit_compile`; on a CPU, compiling a toy model
+            takes seconds, longer than its forward passes).
 
     Examples:
 
@@ -77,7 +80,7 @@ class TeacherCache:
 
     def __init__(self, teacher, encoder, examples, taps=("logits",),
                  dtype="float16", shard_size=2048, batch_size=64, root=None,
-                 run_eagerly=False):
+                 run_eagerly=False, jit_compile=True):
         if dtype not in ("float16", "float32"):
             raise KdplugError(f"cache dtype must be float16 or float32, got {dtype!r}")
         if int(shard_size) < 1 or int(batch_size) < 1:
@@ -109,6 +112,7 @@ class TeacherCache:
         self.batch_size = int(batch_size)
         self.root = root or os.path.join(cache_root(), "outputs")
         self.run_eagerly = bool(run_eagerly)
+        self.jit_compile = bool(jit_compile)
         _warn_if_special_tokens_split(encoder, examples)
         self.components = self._components()
         self.key = fingerprint(self.components)
@@ -435,7 +439,8 @@ class TeacherCache:
                 yield self._taps(self.encoder(texts, pairs))
             return
         if self._forward is None:
-            self._forward = tf.function(self._taps, jit_compile=True, autograph=False)
+            self._forward = tf.function(self._taps, jit_compile=self.jit_compile,
+                                        autograph=False)
         for x, _ in self.encoder.dataset(part, self.batch_size):
             yield self._forward(x)
 

@@ -11,6 +11,7 @@ from kdplug import storage
 from kdplug import testing
 from kdplug.cli import main
 from kdplug.config import load_config
+from kdplug.analysis.run_models import load_run
 from kdplug.run import Experiment
 from kdplug.testing.toy_config import write_toy_config
 
@@ -142,6 +143,10 @@ def test_cli_analyzes_several_runs_and_compares_them(toy_runs, tmp_path, capsys)
     # one seed).
     lstm = read(toy_runs["lstm_dir"])
     assert lstm["config"]["probing"]["seeds"] == [0]
+    # Each run's models are compiled as its training was (toy runs: no XLA).
+    run = load_run(toy_runs["kd_dir"], read_data=False, with_teacher=False)
+    assert run.config.training.jit_compile is False
+    assert run.student_model().jit_compile is False
 
 
 def test_cli_errors_name_the_folder_and_the_way_out(toy_runs, tmp_path, capsys):

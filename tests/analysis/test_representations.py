@@ -40,6 +40,12 @@ def test_cls_and_mean_vectors_equal_the_layer_outputs_pooled_by_hand():
     # example 0 keeps 3 positions: its mean is the mean of those three
     h2 = np.asarray(taps["hidden/2"])[0, :3]
     np.testing.assert_allclose(reps["layer 2"]["mean"][0], h2.mean(0), rtol=1e-5, atol=1e-6)
+    # XLA-compiled (the default; a run passes its `training.jit_compile`): the same
+    compiled = sentence_representations(model, _batches(features, 5))
+    for label in reps:
+        for pooling in ("cls", "mean"):
+            np.testing.assert_allclose(compiled[label][pooling], reps[label][pooling],
+                                       rtol=1e-5, atol=1e-5)
 
 
 def test_a_student_with_its_own_tokenizer_pools_over_its_own_mask():

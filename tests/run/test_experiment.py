@@ -11,6 +11,7 @@ from kdplug.cli import main
 from kdplug.config import load_config
 from kdplug.run.experiment import Experiment
 from kdplug.run.trained_run import TrainedRun
+from kdplug.teacher import TeacherCache
 
 
 def write_config(tmp_path, **overrides):
@@ -95,7 +96,15 @@ def test_cli_validate_and_plugins(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_run_with_augmented_transfer_set_and_teacher_output_cache(tmp_path):
+def test_run_with_augmented_transfer_set_and_teacher_output_cache(tmp_path, monkeypatch):
+    made = []  # the teacher's forward pass follows training.jit_compile
+    init = TeacherCache.__init__
+
+    def spy(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        made.append(self.jit_compile)
+
+    monkeypatch.setattr(TeacherCache, "__init__", spy)
     config_path = write_config(
         tmp_path,
         teacher={"finetune": {"epochs": 2, "batch_size": 16, "learning_rate": 3e-3}},
@@ -113,6 +122,7 @@ def test_run_with_augmented_transfer_set_and_teacher_output_cache(tmp_path):
     assert transfer["original"] < transfer["total"] <= 3 * transfer["original"]
     info = report["teacher_output_cache"]
     assert info["cached"] is False and info["bytes"] > 0
+    assert made == [False]  # the toy config's `jit_compile: false`
     assert np.isfinite(report["history"]["distill"]["loss"]).all()
 
     # A second run (new output folder) reuses the cached transfer set and outputs.

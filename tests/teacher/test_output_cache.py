@@ -110,6 +110,13 @@ def test_miss_then_hit_and_values_match_the_teacher(tmp_path, teacher, encoder,
         assert loaded[f"teacher/{tap}"].dtype == np.float32
         np.testing.assert_allclose(loaded[f"teacher/{tap}"], expected[tap],
                                    rtol=0, atol=1e-5)
+    # Without XLA (`training.jit_compile: false`): the same entry, the same values.
+    plain = TeacherCache(teacher, encoder, examples, taps, dtype="float32",
+                         shard_size=16, batch_size=12, root=str(tmp_path / "no-xla"),
+                         jit_compile=False)
+    assert plain.key == first.key
+    for name, values in plain.get().items():
+        np.testing.assert_allclose(values, loaded[name], rtol=0, atol=1e-5)
 
 
 def test_float16_storage_is_half_the_size_and_close(tmp_path, teacher, encoder,
