@@ -13,6 +13,11 @@ ds = testing.toy_dataset(num_examples=64, batch_size=16)
 ```
 """
 
+import atexit
+import os
+import shutil
+import tempfile
+
 import keras
 import keras_hub
 import numpy as np
@@ -114,6 +119,11 @@ def write_toy_tsv(path, num_examples=240, seed=0):
     return str(path)
 
 
+# (num_layers, hidden_dim, seed, classifier, num_classes) -> a preset folder
+# written once per process (`write_tiny_preset` copies it).
+_PRESETS = {}
+
+
 def write_tiny_preset(path, num_layers=2, hidden_dim=16, seed=0, classifier=False,
                       num_classes=2):
     """Saves a tiny random BERT backbone and its tokenizer as a keras-hub
@@ -122,7 +132,36 @@ def write_tiny_preset(path, num_layers=2, hidden_dim=16, seed=0, classifier=Fals
     With `classifier`, a keras-hub `BertTextClassifier` (random head of
     `num_classes`) with its preprocessor instead: a teacher kdplug uses as
     it is, with no `teacher.finetune` (a backbone's new head would need it).
+
+    Each set of arguments is built and saved once per process, and copied
+    after that: the same arguments give the same bytes, so a teacher that
+    kdplug fine-tuned and cached for one preset is found for its copies (the
+    key hashes the preset's files; keras names a second model
+    `bert_backbone_1`, so two saves differ), and a copy takes milliseconds
+    where building and saving takes about a second. Either way the global
+    random seed is `seed` afterwards (what follows does not depend on
+    whether this process wrote the preset before).
+
+    Examples:
+
+    ```python
+    source = write_tiny_preset(tmp_path / "teacher", num_layers=2)
+    keras_hub.models.Backbone.from_preset(source).num_layers   # 2
+    ```
     """
+    args = (num_layers, hidden_dim, seed, classifier, num_classes)
+    written = _PRESETS.get(args)
+    if written is None or not os.path.isdir(written):
+        written = tempfile.mkdtemp(prefix="kdplug-tiny-preset-")
+        atexit.register(shutil.rmtree, written, True)
+        _save_tiny_preset(written, *args)
+        _PRESETS[args] = written
+    shutil.copytree(written, str(path), dirs_exist_ok=True)
+    keras.utils.set_random_seed(seed)
+    return str(path)
+
+
+def _save_tiny_preset(path, num_layers, hidden_dim, seed, classifier, num_classes):
     vocabulary = toy_vocabulary()
     backbone = tiny_backbone(num_layers=num_layers, hidden_dim=hidden_dim,
                              vocabulary_size=len(vocabulary), seed=seed)
@@ -131,11 +170,10 @@ def write_tiny_preset(path, num_layers=2, hidden_dim=16, seed=0, classifier=Fals
         preprocessor = keras_hub.models.BertTextClassifierPreprocessor(
             tokenizer, sequence_length=backbone.max_sequence_length)
         keras_hub.models.BertTextClassifier(
-            backbone, num_classes, preprocessor=preprocessor).save_to_preset(str(path))
-        return str(path)
-    backbone.save_to_preset(str(path))
-    tokenizer.save_to_preset(str(path))
-    return str(path)
+            backbone, num_classes, preprocessor=preprocessor).save_to_preset(path)
+        return
+    backbone.save_to_preset(path)
+    tokenizer.save_to_preset(path)
 
 
 def two_cpu_devices():

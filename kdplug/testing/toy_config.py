@@ -73,8 +73,9 @@ def shared_toy_teacher(folder, num_examples=240):
     one kdplug cache (`{"cache", "teacher", "data"}`): a module fixture
     writes them once and each test points `KDPLUG_CACHE_DIR` at `cache`, so
     the teacher is fine-tuned once and later runs load it (the fine-tuning
-    cache key hashes the preset's bytes, which differ each time one is
-    written, and the data's path).
+    cache key hashes the preset's files and the data's content: configs
+    that write their own copies of the same preset and data share the
+    entry too, within one process).
 
     Examples:
 

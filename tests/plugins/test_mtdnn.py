@@ -344,9 +344,8 @@ def _shared_teacher(tmp_path_factory):
 def shared_teacher(_shared_teacher, monkeypatch):
     """One toy teacher preset and one kdplug cache for this module's
     end-to-end runs, with the data file (conftest gives every test an empty
-    cache; the fine-tuning key hashes the preset's bytes, which differ each
-    time one is written, and the data's path): each task's teacher member
-    is fine-tuned once here, and later runs load it. The
+    cache): each task's teacher member is fine-tuned once here, and later
+    runs load it, also the outputs cached for it. The
     re-run in `test_experiment_ensembles_regression_teacher_and_resumes`
     still checks that a run finds its fine-tuned teachers and outputs."""
     monkeypatch.setenv("KDPLUG_CACHE_DIR", str(_shared_teacher["cache"]))
