@@ -9,9 +9,9 @@ import yaml
 
 from kdplug import storage
 from kdplug import testing
+from kdplug.analysis import load_run
 from kdplug.cli import main
 from kdplug.config import load_config
-from kdplug.analysis.run_models import load_run
 from kdplug.run import Experiment
 from kdplug.testing.toy_config import write_toy_config
 
