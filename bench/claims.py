@@ -322,8 +322,9 @@ def mtdnn_doc(doc, smoke=None):
     its members itself (the run's seed and the next one, so the teachers
     change with the seed as the students do), the multi-task student without
     distillation is the baseline the claim needs (no single-task students),
-    and the multi-task batches are not length-bucketed (`MultiTaskRunner`
-    mixes one task per batch and pads to the sequence length)."""
+    and the multi-task batches stay padded: the row's seed 0 trained its
+    students before `mtdnn-ensemble` read `training.length_buckets`, and the
+    seeds of a row share one pipeline."""
     doc["teacher"]["finetune"].pop("seed", None)
     doc["teacher"]["finetune"]["early_stopping"]["monitor"] = "val_loss"  # a score task
     doc["method"]["baselines"] = ["multi_task"]

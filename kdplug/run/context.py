@@ -5,6 +5,7 @@ import os
 import time
 
 from kdplug import storage
+from kdplug.data.length_buckets import LengthBuckets
 from kdplug.data.transfer_set import augment_steps
 from kdplug.plugin.manager import get_plugin_manager
 from kdplug.run.run_folder import run_settings
@@ -134,6 +135,21 @@ class RunContext:
     def augment_steps(self):
         """The `augment:` section as `AugmentStep`s (augmenters built)."""
         return augment_steps(self.config.augment_entries, self.plugins.augmenters)
+
+    def length_buckets(self, kind=LengthBuckets):
+        """`training.length_buckets` as a `kind` (a `LengthBuckets` or a
+        subclass for other inputs), or None when the section is off. The
+        first call of a run logs the setting."""
+        section = self.config.training.length_buckets
+        if section is None:
+            return None
+        if not getattr(self, "_logged_buckets", False):
+            self._logged_buckets = True
+            self.log.info(
+                "length buckets: training batches sorted by length in windows of %d "
+                "batches, each cut to its longest sentence (multiples of %d)",
+                section.window, section.multiple)
+        return kind(section.window, section.multiple)
 
 
 class Timers:

@@ -5,7 +5,6 @@ import keras
 from kdplug import storage
 from kdplug.data.label_map import EXPORT_LABELS_FILE
 from kdplug.data.label_map import LABEL_MAP_FILE
-from kdplug.data.length_buckets import LengthBuckets
 from kdplug.data.masking import needs_masking
 from kdplug.data.readers import describe_sources
 from kdplug.data.readers import read_splits
@@ -92,7 +91,7 @@ class SingleTaskRunner(Runner):
         encoder = TeacherSetup(ctx).encoder(tokenizer, needs_pair_inputs(student))
         outputs, cache_info = self.teacher_outputs(
             teacher, encoder, train, [s for s in stages if not s.own_inputs])
-        buckets = self._length_buckets()
+        buckets = ctx.length_buckets()
         train_ds = self._train_dataset(encoder, words, train, outputs, buckets)
         # Evaluation stays padded (one compiled shape; a split read once per
         # epoch saves less than compiling every width costs).
@@ -419,16 +418,6 @@ class SingleTaskRunner(Runner):
         batch = max(self.context.config.training.batch_size, EVAL_BATCH_SIZE)
         return self._dataset(encoder, words, examples, batch)
 
-    def _length_buckets(self):
-        """`training.length_buckets` as a `LengthBuckets` (None when off)."""
-        section = self.context.config.training.length_buckets
-        if section is None:
-            return None
-        self.context.log.info(
-            "length buckets: training batches sorted by length in windows of %d "
-            "batches, each cut to its longest sentence (multiples of %d)",
-            section.window, section.multiple)
-        return LengthBuckets(section.window, section.multiple)
 
 
 def build_stages(method, teacher, student_kind, config):

@@ -10,7 +10,6 @@ import tensorflow as tf
 import kdplug
 from kdplug import keys
 from kdplug import storage
-from kdplug.data.length_buckets import LengthBuckets
 from kdplug.errors import ConfigError
 from kdplug.evaluation.measure import count_params
 from kdplug.evaluation.plots import LOSS_CURVES
@@ -206,7 +205,7 @@ class CmlmSeq2SeqRunner(Runner):
         return cmlm_dataset(arrays, batch_size, self.encoder.mask_id,
                             self.method.config.mask_rate, self.budget,
                             seed=teacher_seed(self.context.config), shuffle=shuffle,
-                            length_buckets=self._length_buckets())
+                            length_buckets=self.context.length_buckets())
 
     def _teacher_accuracy(self, data):
         """The C-MLM teacher's accuracy on the masked target positions of the
@@ -257,20 +256,13 @@ class CmlmSeq2SeqRunner(Runner):
         ds = tf.data.Dataset.from_tensor_slices((features, labels))
         if shuffle:
             ds = ds.shuffle(len(labels), seed=cfg.seed, reshuffle_each_iteration=True)
-        buckets = self._length_buckets(Seq2SeqLengthBuckets)
+        buckets = self.context.length_buckets(Seq2SeqLengthBuckets)
         if buckets is None:
             ds = ds.batch(cfg.training.batch_size)
         else:
             ds = buckets.batch(ds, cfg.training.batch_size, len(labels),
                                shuffle=shuffle, seed=cfg.seed)
         return ds.prefetch(tf.data.AUTOTUNE)
-
-    def _length_buckets(self, kind=LengthBuckets):
-        """`training.length_buckets` as a `kind` (None when off): the C-MLM
-        teacher's batches (`LengthBuckets`) and the students'
-        (`Seq2SeqLengthBuckets`)."""
-        section = self.context.config.training.length_buckets
-        return None if section is None else kind(section.window, section.multiple)
 
     def _train(self, stages, index, name, alpha, train_ds, val_ds):
         ctx = self.context

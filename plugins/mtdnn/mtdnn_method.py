@@ -139,12 +139,6 @@ class MTDNNEnsembleMethod(kdplug.Method):
         if config.augment:
             raise ConfigError("mtdnn-ensemble does not use augmenters",
                               config.file, "augment", config.augment)
-        if config.training.length_buckets is not None:
-            raise ConfigError(
-                "mtdnn-ensemble's batches each come from one task and are padded "
-                "to data.sequence_length; it does not bucket them by length "
-                "(remove training.length_buckets)", config.file,
-                "training.length_buckets", True)
         if getattr(config.student_config, "input", None) == "word_ids":
             raise ConfigError(
                 "mtdnn-ensemble needs a transformer student with a pooled "

@@ -157,7 +157,10 @@ class MultiTaskRunner(Runner):
         `teacher/present` (1 where the task has a teacher; only on the
         training split). Labels are float32 (class ids or targets).
         Training batches follow `method.sampling`; validation visits every
-        batch once. None when the split is absent.
+        batch once. With `training.length_buckets`, each task's training
+        batches are grouped by length and cut to their longest sentence
+        (`kdplug.data.length_buckets.LengthBuckets`) before the tasks are
+        mixed; validation stays padded. None when the split is absent.
         """
         mcfg = self.method.config
         if any(t.splits.get(split) is None for t in tasks):
@@ -165,6 +168,7 @@ class MultiTaskRunner(Runner):
         cfg = self.context.config
         batch_size = cfg.training.batch_size
         width = max(t.num_outputs for t in tasks)
+        buckets = self.context.length_buckets() if split == "train" else None
         datasets, sizes = [], []
         for index, task in enumerate(tasks):
             examples = task.splits[split]
@@ -182,7 +186,7 @@ class MultiTaskRunner(Runner):
                                 examples.pairs, examples.source)
             datasets.append(self.encoder.dataset(
                 examples, batch_size, shuffle=shuffle,
-                seed=cfg.seed + index, extra=extra,
+                seed=cfg.seed + index, extra=extra, length_buckets=buckets,
             ))
             sizes.append(n)
         mode = mcfg.sampling if split == "train" else "proportional"

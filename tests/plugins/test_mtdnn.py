@@ -16,6 +16,7 @@ from kdplug import Distiller
 from kdplug import testing
 from kdplug.config import config_from_dict
 from kdplug.config import load_config
+from kdplug.data.length_buckets import LengthBuckets
 from kdplug.errors import ConfigError
 from kdplug.errors import KdplugError
 from kdplug.evaluation.task_metrics import rank
@@ -93,8 +94,9 @@ def test_registered_and_config_validates():
     assert e.field == "teacher.finetune" and "tweet_sentiment" in str(e)
     e = error(lambda d: d["teacher"]["finetune"].update(seed=0))
     assert e.field == "teacher.finetune.seed" and "same model" in str(e)
-    e = error(lambda d: d["training"].update(length_buckets=True))
-    assert e.field == "training.length_buckets" and "padded" in str(e)
+    bucketed = copy.deepcopy(doc)  # the training batches of each task, cut
+    bucketed["training"]["length_buckets"] = True
+    assert config_from_dict(bucketed, file=path, plugin_manager=pm).training.length_buckets
     e = error(lambda d: d["method"].pop("tasks"))
     assert e.field == "method.tasks" and "required" in str(e)
     e = error(lambda d: d["data"].update(test_split=None))  # issue #17: test optional
@@ -254,6 +256,35 @@ def test_mixture_batches_come_from_one_task(mode):
         assert sorted(seen[0]) == list(range(12)) and sorted(seen[1]) == list(range(5))
 
 
+def test_mixture_of_length_buckets_keeps_one_task_and_every_example_per_epoch():
+    """`training.length_buckets` under MT-DNN: each task's batches are
+    grouped by length and cut before the tasks are mixed."""
+    keras.utils.set_random_seed(0)
+    sizes, seq = [40, 13], 32
+    sets = []
+    for i, n in enumerate(sizes):
+        x, _ = testing.toy_arrays(num_examples=n, sequence_length=seq, seed=i)
+        x = dict(x, task=np.full(n, i, "int32"), example=np.arange(n, dtype="int32"))
+        sets.append(LengthBuckets(window=4, multiple=8).batch(
+            tf.data.Dataset.from_tensor_slices((x, np.zeros(n, "float32"))).shuffle(n),
+            4, n, shuffle=True, seed=i))
+    ds = mixture_dataset(sets, sizes, 4, seed=1)
+    assert int(ds.cardinality()) == 10 + 4
+    widths, seen = set(), {0: [], 1: []}
+    for x, _ in ds:
+        (task,) = np.unique(x["task"].numpy())
+        width = x["token_ids"].shape[1]
+        assert width % 8 == 0 and width <= seq
+        assert x["padding_mask"].shape[1] == x["segment_ids"].shape[1] == width
+        # cut to the longest sentence of the batch, rounded up to 8
+        longest = int(x["padding_mask"].numpy().sum(axis=1).max())
+        assert width == -(-longest // 8) * 8
+        widths.add(width)
+        seen[int(task)] += x["example"].numpy().tolist()
+    assert len(widths) > 1  # the batches really were cut, to several widths
+    assert sorted(seen[0]) == list(range(40)) and sorted(seen[1]) == list(range(13))
+
+
 # --------------------------------------------------------------- student
 def tiny_student():
     teacher = testing.tiny_bert_classifier(num_layers=2, seed=1)
@@ -303,6 +334,16 @@ def test_distiller_trains_the_multi_head_student():
     # Soft cross-entropy is bounded below by the targets' entropy (~0.16 here).
     assert history["soft"][-1] < 0.7 * history["soft"][0], history["soft"]
     assert history["hard"][-1] < history["hard"][0], history["hard"]
+    # Batches cut to their longest sentence (`training.length_buckets`,
+    # window 1: the same batches) give the padded batches' losses.
+    wide = dict(features, **{k: np.pad(x[k], ((0, 0), (0, 20))) for k in x})
+    padded = tf.data.Dataset.from_tensor_slices((wide, labels))
+    trimmed = LengthBuckets(window=1).batch(padded, 8, 32)
+    assert [b[0]["token_ids"].shape[1] for b in trimmed] == [16] * 4  # from 32
+    padded, cut = (distiller.evaluate(d, verbose=0, return_dict=True)
+                   for d in (padded.batch(8), trimmed))
+    for name in ("soft", "hard"):
+        assert cut[name] == pytest.approx(padded[name], rel=1e-5), name
 
 
 # ------------------------------------------------------------ end to end
@@ -366,18 +407,22 @@ def test_experiment_ensembles_regression_teacher_and_resumes(tmp_path, shared_te
                                                             kdplug_log):
     """The whole method in one run (each toy run costs about 30 s): two
     teachers per task, a regression task with a teacher, a task without one
-    from a second file, a classification metric beyond the defaults; then
-    an identical re-run. (The baselines: tests/bench/test_bench_mtdnn.py's
-    smoke run.)"""
+    from a second file, a classification metric beyond the defaults, the
+    students' batches in length buckets; then an identical re-run. (The
+    baselines and padded batches: tests/bench/test_bench_mtdnn.py's smoke
+    run.)"""
     path = toy_mtdnn_config(tmp_path, shared=shared_teacher)
     with open(path) as f:
         doc = yaml.safe_load(f)
     doc["evaluation"] = {"metrics": ["accuracy", "f1_macro"]}
     # every variant keeps its best epoch (patience null: none stops early)
     doc["training"]["early_stopping"] = {"monitor": "val_loss", "patience": None}
+    doc["training"]["length_buckets"] = {"window": 4}
     with open(path, "w") as f:
         yaml.safe_dump(doc, f)
     report = run(path)
+    assert any(m.startswith("length buckets: training batches sorted by length in "
+                            "windows of 4") for m in kdplug_log())
     tasks = ["toy_sentiment", "toy_score", "other_sentiment"]
     assert list(report["tasks"]) == tasks
     probs = [t["sampling_probability"] for t in report["tasks"].values()]
