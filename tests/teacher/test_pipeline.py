@@ -44,17 +44,18 @@ def test_float32_outputs_equal_the_teacher_and_trimming_changes_nothing(teacher)
     names = ["cls/1", "logits"]
     pipeline = TeacherPipeline(teacher, names, dtype="float32")
     assert pipeline.trim_padding and pipeline.jit_compile  # float32: XLA by default
-    untrimmed = TeacherPipeline(teacher, names, dtype="float32", trim_padding=False)
-    for (x, y), (x0, y0) in zip(pipeline(dataset()), dataset()):
-        ref = teacher.taps(x0, names)
-        for name in names:
-            np.testing.assert_allclose(x[f"teacher/{name}"], ref[name], atol=1e-5)
-        np.testing.assert_array_equal(x["token_ids"], x0["token_ids"])  # student's input kept
-        np.testing.assert_array_equal(y, y0)
-        short = trim_to_longest(dict(x0), 8)["token_ids"].shape[1]
-        assert short < 32
-        np.testing.assert_allclose(untrimmed.outputs(x0)["logits"],
-                                   pipeline.outputs(x0)["logits"], atol=1e-5)
+    untrimmed = TeacherPipeline(teacher, names, dtype="float32", trim_padding=False,
+                                jit_compile=False)
+    # one batch: each shape is an XLA compilation (seconds on a CPU)
+    (x, y), (x0, y0) = next(zip(pipeline(dataset()), dataset()))
+    assert trim_to_longest(dict(x0), 8)["token_ids"].shape[1] == 16  # cut from 32
+    ref = teacher.taps(x0, names)
+    padded = untrimmed.outputs(x0)
+    for name in names:
+        np.testing.assert_allclose(x[f"teacher/{name}"], ref[name], atol=1e-5)
+        np.testing.assert_allclose(padded[name], x[f"teacher/{name}"], atol=1e-5)
+    np.testing.assert_array_equal(x["token_ids"], x0["token_ids"])  # student's input kept
+    np.testing.assert_array_equal(y, y0)
 
 
 def test_length_chunks_give_the_batch_outputs_in_its_order(teacher):
