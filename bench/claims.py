@@ -25,7 +25,9 @@ process (bench/quality.py's runner). Results accumulate in
 is not run again (unless `--force`), so the campaign runs in parts and
 resumes after a kill, the interrupted row from its last finished epoch (its
 run folder is kept when its settings match, `benchlib.prepare_run_dir`);
-seed 0 of every row runs before seed 1. The MT-DNN row (`mtdnn`) is one
+seed 0 of every row runs before seed 1. Two parts may run at once on one
+results file (`--only mtdnn` beside `--domain tweets`): each save keeps the
+other's rows (`quality.save_results`). The MT-DNN row (`mtdnn`) is one
 multi-task run over both domains' data (`configs/mtdnn_ensemble.yaml`, its
 ensembles seeded by the row's seed): it runs in movie's part, and its claim's
 verdict reads one task per domain (`MTDNN_TASKS`). The

@@ -26,6 +26,7 @@ stored result after each run; nothing else in that file is touched.
 
 import argparse
 import datetime
+import fcntl
 import importlib.metadata
 import json
 import os
@@ -452,9 +453,34 @@ def load_results(path):
 
 
 def save_results(path, results):
+    """Writes `results` (`{"results": {key: entry}}`) to `path`, keeping the
+    rows another process wrote there since this one read it: campaigns that
+    run in parts may run two at once on one results file (e.g. a row from
+    each work tree), and the last to save would otherwise drop the other's
+    rows. A key both hold keeps the entry `finished` last (a failure, which
+    has no `finished`, counts as oldest; a tie keeps this process's), so a
+    stale copy never overwrites a newer measurement and a failed re-run
+    never overwrites a result. `results` gets the merged rows too (so this
+    process's Markdown shows them). The read and the write hold an
+    exclusive lock on `<path>.lock`."""
     from kdplug import storage
 
-    storage.write_json(path, results, indent=1, sort_keys=True)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path + ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            mine = results["results"]
+            for key, entry in load_results(path).get("results", {}).items():
+                if key not in mine or _finished(entry) > _finished(mine[key]):
+                    mine[key] = entry
+            storage.write_json(path, results, indent=1, sort_keys=True)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _finished(entry):
+    """When a stored row finished (ISO 8601, UTC), "" for a failure."""
+    return entry.get("finished") or ""
 
 
 # --------------------------------------------------------------------------
