@@ -80,6 +80,7 @@ class RunContext:
         self.log = logging.getLogger("kdplug.run")
         self.timers = Timers()
         self.encoders = {}  # TeacherSetup.encoder's, one per tokenizer and input kind
+        self._logged_buckets = False  # length_buckets() logs once a run
 
     @classmethod
     def create(cls, config, plugin_manager=None, strategy=None,
@@ -143,7 +144,7 @@ class RunContext:
         section = self.config.training.length_buckets
         if section is None:
             return None
-        if not getattr(self, "_logged_buckets", False):
+        if not self._logged_buckets:
             self._logged_buckets = True
             self.log.info(
                 "length buckets: training batches sorted by length in windows of %d "

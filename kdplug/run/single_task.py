@@ -419,7 +419,6 @@ class SingleTaskRunner(Runner):
         return self._dataset(encoder, words, examples, batch)
 
 
-
 def build_stages(method, teacher, student_kind, config):
     """`(student, stages)`: the method's student of `student_kind` and its
     stages for `teacher`, checked as every run checks them before its first
