@@ -316,7 +316,6 @@ def teacher_job(config_path, result_path):
     from kdplug import storage
     from kdplug.config import load_config
     from kdplug.data import read_splits
-    from kdplug.evaluation.measure import LATENCY_RUNS
     from kdplug.evaluation.measure import accuracy
     from kdplug.evaluation.measure import count_params
     from kdplug.evaluation.measure import first_examples
@@ -342,7 +341,8 @@ def teacher_job(config_path, result_path):
     measured = {
         "accuracy": accuracy(teacher, test_ds),
         "params": count_params(teacher),
-        "latency_ms": latency_ms(teacher, first_examples(test_ds, 1), runs=LATENCY_RUNS),
+        "latency_ms": latency_ms(teacher, first_examples(test_ds, 1),
+                                 runs=cfg.evaluation.latency_runs),
     }
     finetuner = TeacherFinetuner(cfg, resolve_source(cfg.teacher.source, cfg.resolve_path))
     shared = os.path.join(cache_root(), "bench", f"teacher-{finetuner.key()}.keras")

@@ -254,6 +254,8 @@ CASES = [
     ("latency-zero", config(export={"latency_batch_sizes": [0]}),
      ["x.yaml", "export.latency_batch_sizes[0]"]),
     ("export-format", config(export={"formats": ["onnx"]}), ["x.yaml", "export.formats[0]"]),
+    ("latency-runs-zero", config(evaluation={"latency_runs": 0}),
+     ["x.yaml", "evaluation.latency_runs"]),
     # ---------------------------------------------------------- data section
     ("data-missing", config(data__path="nope.tsv"), ["nope.tsv", "data.path"]),
     ("max-train-negative", config(data__max_train_examples=-40),

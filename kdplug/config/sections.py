@@ -221,6 +221,11 @@ class EvaluationConfig:
             kind's defaults (`DEFAULTS`; classification: `[accuracy]`).
             A metric of another task kind is refused when the config is
             loaded (the method's tasks say which kinds it has).
+        latency_runs: timed forward passes behind each latency in the
+            report (teacher and student at batch 1, each export format
+            and `export.latency_batch_sizes` entry), after a few untimed
+            ones; the median, min and max are reported. Fewer runs give
+            a noisier median sooner (the test suite's toy runs take 2).
 
     Examples:
 
@@ -242,6 +247,7 @@ class EvaluationConfig:
                 "token_classification": ("entity_f1", "token_accuracy")}
 
     metrics: Optional[List[str]] = None
+    latency_runs: Annotated[int, Range(1, 100_000)] = 30
 
     def __post_init__(self):
         if self.metrics is None:

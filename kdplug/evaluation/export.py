@@ -14,6 +14,7 @@ from kdplug import storage
 from kdplug.data.text_encoder import TextEncoder
 from kdplug.errors import KdplugError
 from kdplug.evaluation import preset_export
+from kdplug.evaluation.measure import forward_function
 from kdplug.evaluation.measure import masked_accuracy
 from kdplug.evaluation.measure import time_ms
 from kdplug.storage import tree_size
@@ -303,9 +304,8 @@ class StudentExporter:
         """
         if fmt in self._predictors:
             return self._predictors[fmt]
-        if fmt == "keras":
-            forward = tf.function(lambda x: self.model(x, training=False),
-                                  reduce_retracing=True)
+        if fmt == "keras":  # the trace the run's evaluation made, if any
+            forward = forward_function(self.model)
 
             def predict(features):
                 return forward(self._tensors(features)).numpy()

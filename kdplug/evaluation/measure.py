@@ -8,6 +8,7 @@ accuracy(student, test_ds)                       # labels < 0 are skipped
 outputs, labels = predict_outputs(student, test_ds)
 latency_ms(student, first_examples(test_ds, 1))  # {"median", "min", "max"}
 time_ms(lambda: predict(batch), runs=20)
+forward_function(student)(features)              # the traced forward pass they share
 ```
 """
 
@@ -18,7 +19,9 @@ import weakref
 import numpy as np
 import tensorflow as tf
 
-LATENCY_RUNS = 30
+from kdplug.config.sections import EvaluationConfig
+
+LATENCY_RUNS = EvaluationConfig.latency_runs  # `evaluation.latency_runs`' default
 _FORWARDS = weakref.WeakKeyDictionary()  # model -> {(tap, jit): tf.function}
 
 
@@ -57,7 +60,7 @@ def predict_outputs(model, dataset, tap=None, jit_compile=False):
     Returns:
         `(outputs, labels)` as numpy arrays, in dataset order.
     """
-    forward = _forward(model, tap, jit_compile)
+    forward = forward_function(model, tap, jit_compile)
     outputs, labels = [], []
     for x, y in dataset:
         outputs.append(np.asarray(forward(x), dtype="float32"))
@@ -65,12 +68,31 @@ def predict_outputs(model, dataset, tap=None, jit_compile=False):
     return np.concatenate(outputs), np.concatenate(labels)
 
 
-def _forward(model, tap, jit_compile):
-    """`model`'s traced forward pass, one per model, tap and XLA setting
-    while the model lives: a model measured several times in a run (the
-    teacher after its fine-tuning and again on the test split) is traced
-    and XLA-compiled once. The function reads the model through a weak
-    reference, so the cache does not keep the model alive."""
+def forward_function(model, tap=None, jit_compile=False):
+    """`model`'s traced forward pass (`training=False`), one per model, tap
+    and XLA setting while the model lives, so that what measures one model
+    in a run shares one trace: its predictions (the teacher after its
+    fine-tuning and again on the test split, the validation metrics of
+    every epoch), its latency and the `keras` export format. Its first
+    call traces it with the batch dimension left open, so one trace serves
+    every batch size (a split's last, smaller batch, batch-1 latency);
+    inputs of another structure or dtype trace again. The function reads
+    the model through a weak reference, so the cache does not keep the
+    model alive.
+
+    Args:
+        model: a Keras model (or a `fn(inputs, training=False)`); with
+            `tap`, a model with `taps()`.
+        tap: e.g. `"logits/sst"`: the function returns that tap.
+        jit_compile: XLA-compile the forward pass.
+
+    Examples:
+
+    ```python
+    forward = forward_function(student)
+    logits = forward(features)  # features: the model's input dict
+    ```
+    """
     cache = _FORWARDS.setdefault(model, {})
     key = (tap, bool(jit_compile))
     if key not in cache:
@@ -79,9 +101,32 @@ def _forward(model, tap, jit_compile):
             fn = lambda x: ref()(x, training=False)  # noqa: E731
         else:
             fn = lambda x: ref().taps(x, [tap], training=False)[tap]  # noqa: E731
-        cache[key] = tf.function(fn, jit_compile=jit_compile, reduce_retracing=True,
-                                 autograph=False)
+        cache[key] = _any_batch(tf.function(fn, jit_compile=jit_compile,
+                                            reduce_retracing=True, autograph=False))
     return cache[key]
+
+
+def _any_batch(function):
+    """`function` (a `tf.function` of one input structure), traced at its
+    first call for inputs like that call's with any batch size; the
+    `tf.function` is the result's `function` attribute."""
+    traced = []
+
+    def call(x):
+        if not traced:
+            function.get_concrete_function(tf.nest.map_structure(_batch_open, x))
+            traced.append(True)
+        return function(x)
+
+    call.function = function
+    return call
+
+
+def _batch_open(value):
+    spec = tf.type_spec_from_value(tf.convert_to_tensor(value))
+    if spec.shape.rank:
+        spec = tf.TensorSpec([None, *spec.shape[1:]], spec.dtype)
+    return spec
 
 
 def accuracy(model, dataset, jit_compile=True):
@@ -106,16 +151,20 @@ def time_ms(fn, runs=20, warmup=3):
     return {"median": statistics.median(times), "min": min(times), "max": max(times)}
 
 
-def latency_ms(model, features, runs=LATENCY_RUNS, warmup=5):
-    """Median / min / max wall time of one forward pass, in milliseconds.
+def latency_ms(model, features, runs=LATENCY_RUNS, warmup=5, tap=None):
+    """Median / min / max wall time of one forward pass, in milliseconds
+    (the model's `forward_function`, without XLA: the trace its
+    predictions made is reused when they ran without XLA too).
 
     Args:
         model: a Keras model (or a `fn(inputs, training=False)`).
         features: one input batch (its batch size is what is measured).
+        runs: timed passes (`evaluation.latency_runs`).
+        warmup: untimed passes first (tracing, allocation).
+        tap: time the pass up to this tap (a model with `taps()`).
     """
-    forward = tf.function(lambda x: model(x, training=False), reduce_retracing=True,
-                          autograph=False)
-    return time_ms(lambda: forward(features).numpy(), runs, warmup)
+    forward = forward_function(model, tap)
+    return time_ms(lambda: np.asarray(forward(features)), runs, warmup)
 
 
 def first_examples(dataset, n):

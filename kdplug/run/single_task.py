@@ -18,7 +18,6 @@ from kdplug.data.word_encoder import word_dataset
 from kdplug.errors import ConfigError
 from kdplug.errors import KdplugError
 from kdplug.evaluation.export import StudentExporter
-from kdplug.evaluation.measure import LATENCY_RUNS
 from kdplug.evaluation.measure import count_params
 from kdplug.evaluation.measure import first_examples
 from kdplug.evaluation.measure import latency_ms
@@ -280,7 +279,7 @@ class SingleTaskRunner(Runner):
             "primary_metric": task.primary,
             "data": describe_sources(cfg.data),
             "test_examples": test_examples,
-            "latency_runs": LATENCY_RUNS,
+            "latency_runs": cfg.evaluation.latency_runs,
         }
         for role, model in (("teacher", teacher), ("student", student)):
             values = task.metrics(
@@ -290,7 +289,7 @@ class SingleTaskRunner(Runner):
                 task.primary: values[task.primary],
                 "metrics": {name: values[name] for name in names},
                 "params": count_params(model),
-                "latency_ms": latency_ms(model, one, runs=LATENCY_RUNS),
+                "latency_ms": latency_ms(model, one, runs=cfg.evaluation.latency_runs),
             }
             self.context.log.info("%s: %s %s", role, split, ", ".join(
                 f"{name} {value:.4f}" for name, value in values.items()))
@@ -321,7 +320,7 @@ class SingleTaskRunner(Runner):
                 ctx.path("export"), test_ds,
                 formats=tuple(cfg.export.formats),
                 batch_sizes=tuple(cfg.export.latency_batch_sizes),
-                runs=LATENCY_RUNS, metric=metric, keras_file=keras_file,
+                runs=cfg.evaluation.latency_runs, metric=metric, keras_file=keras_file,
             )
         if label_map is not None and label_map.named:
             report["labels"] = storage.write_json(

@@ -7,7 +7,6 @@ import numpy as np
 import kdplug
 from kdplug import keys
 from kdplug.data import Examples
-from kdplug.evaluation.measure import LATENCY_RUNS
 from kdplug.evaluation.measure import count_params
 from kdplug.evaluation.measure import first_examples
 from kdplug.evaluation.measure import latency_ms
@@ -206,10 +205,8 @@ class MultiTaskRunner(Runner):
         probs = sampling_probabilities(sizes, mcfg.sampling, mcfg.sampling_temperature)
         distilled = results[MULTI_TASK_KD]
         x = first_examples(self.encoder.dataset(self.tasks[0].splits["test"], 1), 1)
-        student_latency = latency_ms(
-            lambda inputs, training=False: student.taps(inputs, ["logits"])["logits"],
-            x, runs=LATENCY_RUNS,
-        )
+        student_latency = latency_ms(student, x, runs=cfg.evaluation.latency_runs,
+                                     tap="logits")
         report = {
             "name": cfg.name,
             "method": cfg.method.name,
@@ -250,7 +247,7 @@ class MultiTaskRunner(Runner):
             },
             "variants": results,
             "history": history,
-            "latency_runs": LATENCY_RUNS,
+            "latency_runs": cfg.evaluation.latency_runs,
             "seconds": dict(self.context.timers.seconds),
         }
         if cfg.export:

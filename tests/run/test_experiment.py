@@ -54,6 +54,7 @@ def test_run_end_to_end_writes_report_and_exports(tmp_path):
     summary = (run_dir / "summary.md").read_text()
     assert "| teacher |" in summary and "| student |" in summary
     assert "| tflite_int8 |" in summary and "loss_curves.png" in summary
+    assert report["latency_runs"] == 30 and "median of 30 runs" in summary  # the default
     export = report["export"]
     assert (run_dir / "export" / "student_int8.tflite").is_file()
     # dynamic-range int8 only quantises tensors of >= 1024 weights: none here

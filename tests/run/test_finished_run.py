@@ -248,6 +248,8 @@ def test_run_reports_configured_metrics_and_stops_on_val_f1(toy_run):
         assert 0.0 <= metrics["f1_macro"] <= 1.0 and -1.0 <= metrics["mcc"] <= 1.0
     summary = (run_dir / "summary.md").read_text()
     assert "| model | test accuracy | test f1_macro | test mcc | parameters |" in summary
+    # the toy config's `evaluation.latency_runs`
+    assert report["latency_runs"] == 2 and "median of 2 runs" in summary
     s = report["student"]["metrics"]
     assert f"| student | {s['accuracy']:.4f} | {s['f1_macro']:.4f} | {s['mcc']:.4f} |" \
         in summary

@@ -2,9 +2,8 @@
 epoch's logs."""
 
 import keras
-import numpy as np
-import tensorflow as tf
 
+from kdplug.evaluation.measure import predict_outputs
 from kdplug.evaluation.task_metrics import classification_metrics
 
 
@@ -47,12 +46,10 @@ class ValidationMetrics(keras.callbacks.Callback):
         self.dataset = dataset
         self.metrics = list(metrics)
         self.prefix = prefix
-        self._forward = tf.function(lambda x: model(x, training=False),
-                                    reduce_retracing=True)
 
     def values(self):
         """`{metric: value}` of the model's current weights on the dataset."""
-        return self.compute(self.metrics, *self._predictions())
+        return self.compute(self.metrics, *predict_outputs(self.predicted, self.dataset))
 
     def on_epoch_end(self, epoch, logs=None):
         if logs is None:
@@ -60,13 +57,6 @@ class ValidationMetrics(keras.callbacks.Callback):
         names = [m for m in self.metrics if f"{self.prefix}{m}" not in logs]
         if not names:
             return
-        values = self.compute(names, *self._predictions())
+        values = self.compute(names, *predict_outputs(self.predicted, self.dataset))
         for name, value in values.items():
             logs[f"{self.prefix}{name}"] = value
-
-    def _predictions(self):
-        outputs, labels = [], []
-        for x, y in self.dataset:
-            outputs.append(np.asarray(self._forward(x), dtype="float32"))
-            labels.append(np.asarray(y))
-        return np.concatenate(outputs), np.concatenate(labels)
