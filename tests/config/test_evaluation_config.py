@@ -28,7 +28,7 @@ def test_default_is_the_task_kinds_default():
     assert config.evaluation.metrics is None
     assert config.evaluation.for_kind("classification") == ["accuracy"]
     assert config.evaluation.for_kind("regression") == ["pearson", "spearman", "mse"]
-    assert config.to_dict()["evaluation"] == {"metrics": None}
+    assert config.to_dict()["evaluation"] == {"metrics": None, "latency_runs": 30}
 
 
 def test_configured_metrics_keep_their_order():
