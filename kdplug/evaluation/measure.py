@@ -110,12 +110,10 @@ def _any_batch(function):
     """`function` (a `tf.function` of one input structure), traced at its
     first call for inputs like that call's with any batch size; the
     `tf.function` is the result's `function` attribute."""
-    traced = []
 
     def call(x):
-        if not traced:
+        if not function.experimental_get_tracing_count():
             function.get_concrete_function(tf.nest.map_structure(_batch_open, x))
-            traced.append(True)
         return function(x)
 
     call.function = function
