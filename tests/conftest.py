@@ -8,6 +8,13 @@ import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+# XLA compiles the tests' toy steps with LLVM's optimisations off: the tests
+# check values, not speed, and a compile takes 2-2.5x less time (a 4-layer
+# toy BERT's train step: 9.1 s -> 3.7 s; docs/performance.md). Subprocesses
+# started by tests inherit it. A flag the caller set wins.
+if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = " ".join(
+        filter(None, [os.environ.get("XLA_FLAGS"), "--xla_backend_optimization_level=0"]))
 
 # Two logical CPU devices for MirroredStrategy parity tests (`cpu_devices`),
 # set up by `pytest_configure` before TensorFlow initialises its devices.

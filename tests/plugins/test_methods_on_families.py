@@ -28,7 +28,7 @@ METHODS = {
     "tinybert": ({"stages": ["task_intermediate", "task_prediction"]},
                  [f for f in OTHER_FAMILIES if f != "deberta_v3"]),
 }
-STEPS = 4
+STEPS = 2
 
 
 def stages_of(name, teacher, layers=(0, 2)):
