@@ -101,15 +101,29 @@ def forward_function(model, tap=None, jit_compile=False):
             fn = lambda x: ref()(x, training=False)  # noqa: E731
         else:
             fn = lambda x: ref().taps(x, [tap], training=False)[tap]  # noqa: E731
-        cache[key] = _any_batch(tf.function(fn, jit_compile=jit_compile,
+        cache[key] = any_batch(tf.function(fn, jit_compile=jit_compile,
                                             reduce_retracing=True, autograph=False))
     return cache[key]
 
 
-def _any_batch(function):
+def any_batch(function):
     """`function` (a `tf.function` of one input structure), traced at its
-    first call for inputs like that call's with any batch size; the
-    `tf.function` is the result's `function` attribute."""
+    first call for inputs like that call's with any batch size, so that a
+    dataset's smaller last batch traces nothing new; the `tf.function` is
+    the result's `function` attribute. (An XLA-compiled function still
+    compiles once per batch shape.)
+
+    Args:
+        function: a `tf.function` taking one structure of tensors whose
+            first dimension is the batch.
+
+    Examples:
+
+    ```python
+    forward = any_batch(tf.function(lambda x: model(x, training=False)))
+    forward(batch_of_32), forward(batch_of_5)  # one trace
+    ```
+    """
 
     def call(x):
         if not function.experimental_get_tracing_count():

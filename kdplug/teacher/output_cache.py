@@ -32,6 +32,7 @@ from kdplug import keys
 from kdplug import storage
 from kdplug.data.examples import examples_fingerprint
 from kdplug.errors import KdplugError
+from kdplug.evaluation.measure import any_batch
 from kdplug.storage import cache_root
 from kdplug.storage import fingerprint
 from kdplug.storage import format_size
@@ -439,8 +440,8 @@ class TeacherCache:
                 yield self._taps(self.encoder(texts, pairs))
             return
         if self._forward is None:
-            self._forward = tf.function(self._taps, jit_compile=self.jit_compile,
-                                        autograph=False)
+            self._forward = any_batch(tf.function(
+                self._taps, jit_compile=self.jit_compile, autograph=False))
         for x, _ in self.encoder.dataset(part, self.batch_size):
             yield self._forward(x)
 

@@ -117,6 +117,8 @@ def test_miss_then_hit_and_values_match_the_teacher(tmp_path, teacher, encoder,
     assert plain.key == first.key
     for name, values in plain.get().items():
         np.testing.assert_allclose(values, loaded[name], rtol=0, atol=1e-5)
+    # Shards of 16, 16 and 8 rows in batches of 12, 4, 12, 4 and 8: one trace.
+    assert plain._forward.function.experimental_get_tracing_count() == 1
 
 
 def test_float16_storage_is_half_the_size_and_close(tmp_path, teacher, encoder,
