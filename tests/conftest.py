@@ -9,9 +9,10 @@ import pytest
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 # XLA compiles the tests' toy steps with LLVM's optimisations off: the tests
-# check values, not speed, and a compile takes 2-2.5x less time (a 4-layer
-# toy BERT's train step: 9.1 s -> 3.7 s; docs/performance.md). Subprocesses
-# started by tests inherit it. A flag the caller set wins.
+# check values, not speed, and a compile takes about a third less time (a
+# 4-layer toy BERT's train step, quiet machine: 4.9-5.3 s -> 3.2-3.5 s;
+# docs/performance.md). Subprocesses started by tests inherit it. A flag the
+# caller set wins.
 if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = " ".join(
         filter(None, [os.environ.get("XLA_FLAGS"), "--xla_backend_optimization_level=0"]))
