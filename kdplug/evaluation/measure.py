@@ -102,7 +102,7 @@ def forward_function(model, tap=None, jit_compile=False):
         else:
             fn = lambda x: ref().taps(x, [tap], training=False)[tap]  # noqa: E731
         cache[key] = any_batch(tf.function(fn, jit_compile=jit_compile,
-                                            reduce_retracing=True, autograph=False))
+                                           reduce_retracing=True, autograph=False))
     return cache[key]
 
 
