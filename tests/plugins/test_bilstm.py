@@ -20,6 +20,7 @@ from kdplug.errors import KdplugError
 from kdplug.keys import PAIR_INPUTS
 from kdplug.models import BertClassifier
 from kdplug.models import BiLstmSiameseClassifier
+from kdplug.training import FusedAdamW
 from kdplug_plugins.bilstm.bilstm_method import BiLstmMethod
 from kdplug_plugins.bilstm.bilstm_siamese_method import BiLstmSiameseMethod
 from kdplug_plugins.students.bilstm_siamese import BiLstmSiameseStudent
@@ -216,7 +217,7 @@ def test_siamese_student_learns_paraphrase_pairs_end_to_end(input):
         with pytest.raises(KdplugError, match="pair_inputs=True"):
             student({k: x[k] for k in teacher_keys})
     distiller = Distiller(student, teacher, stage.terms)
-    distiller.compile(optimizer=keras.optimizers.Adam(1e-2), jit_compile=False,
+    distiller.compile(optimizer=FusedAdamW(1e-2, weight_decay=0.0), jit_compile=False,
                       metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
     history = distiller.fit(train_ds, epochs=4, verbose=0, shuffle=False).history
     assert history["loss"][-1] < 0.9 * history["loss"][0], history["loss"]

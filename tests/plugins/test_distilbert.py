@@ -1,7 +1,6 @@
 import os
 import types
 
-import keras
 import numpy as np
 import pytest
 
@@ -12,6 +11,7 @@ from kdplug.config import load_config
 from kdplug.data.masking import stage_dataset
 from kdplug.errors import ConfigError
 from kdplug.terms import MaskedLMLoss
+from kdplug.training import FusedAdamW
 from kdplug_plugins.distilbert.distilbert_method import DistilBertMethod
 from kdplug_plugins.students.truncated import TruncatedStudent
 
@@ -33,7 +33,7 @@ def build(mode="general_then_task", teacher_layers=4, **options):
 
 def fit(stage, student, teacher, epochs):
     distiller = Distiller(student, teacher, stage.terms)
-    distiller.compile(optimizer=keras.optimizers.Adam(3e-3), jit_compile=False)
+    distiller.compile(optimizer=FusedAdamW(3e-3, weight_decay=0.0), jit_compile=False)
     # Building the optimizer before fit() saves a second trace of the step.
     distiller.optimizer.build(distiller.trainable_variables)
     # Static masks (training=False): the toy tokens are uniformly random, so

@@ -11,6 +11,7 @@ from kdplug.config import config_from_dict
 from kdplug.config import load_config
 from kdplug.errors import ConfigError
 from kdplug.errors import KdplugError
+from kdplug.training import FusedAdamW
 from kdplug_plugins.mobilebert_pkt.mobilebert_pkt_method import MobileBertPKTMethod
 from kdplug_plugins.mobilebert_pkt.selectors import set_trainable
 from kdplug_plugins.mobilebert_pkt.selectors import student_parts
@@ -63,7 +64,7 @@ def run(stage, student, teacher, steps=3, learning_rate=1e-2):
         stage.trainable(student)
     distiller = Distiller(student, teacher, stage.terms)
     # Eager: a few steps of a tiny model cost less than tracing the step.
-    distiller.compile(optimizer=keras.optimizers.Adam(learning_rate),
+    distiller.compile(optimizer=FusedAdamW(learning_rate, weight_decay=0.0),
                       run_eagerly=True)
     history = distiller.fit(BATCH, epochs=steps, verbose=0, shuffle=False).history
     return distiller, history

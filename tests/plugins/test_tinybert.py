@@ -17,6 +17,7 @@ from kdplug.terms import AttentionScoreMSE
 from kdplug.terms import EmbeddingMSE
 from kdplug.terms import ProjectedHiddenMSE
 from kdplug.terms import SoftTargetCrossEntropy
+from kdplug.training import FusedAdamW
 from kdplug_plugins.students.narrow import NarrowStudent
 from kdplug_plugins.tinybert.tinybert_method import TinyBertMethod
 
@@ -37,7 +38,7 @@ def build(hidden_dim=8, **options):
 
 def fit(stage, student, teacher, epochs, learning_rate=1e-2):
     distiller = Distiller(student, teacher, stage.terms)
-    distiller.compile(optimizer=keras.optimizers.Adam(learning_rate),
+    distiller.compile(optimizer=FusedAdamW(learning_rate, weight_decay=0.0),
                       jit_compile=False)
     distiller.optimizer.build(distiller.trainable_variables)
     ds = stage_dataset(testing.toy_dataset(num_examples=16, batch_size=8), stage,
