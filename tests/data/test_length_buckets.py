@@ -14,6 +14,7 @@ from kdplug.data.word_encoder import word_dataset
 from kdplug.errors import KdplugError
 from kdplug.terms import CosineHidden
 from kdplug.terms import SoftTargetCrossEntropy
+from kdplug.training import FusedAdamW
 from kdplug.training.distiller import Distiller
 
 SEQ = 32
@@ -150,7 +151,7 @@ def fit_steps(ds, init):
     student.set_weights(init)
     distiller = Distiller(student, None, [SoftTargetCrossEntropy(2.0, weight=0.5),
                                           CosineHidden([("hidden/1", "hidden/1")])])
-    distiller.compile(optimizer=keras.optimizers.Adam(1e-2), jit_compile=False,
+    distiller.compile(optimizer=FusedAdamW(1e-2, weight_decay=0.0), jit_compile=False,
                       run_eagerly=True)
     record = testing.StepLosses()
     distiller.fit(ds, epochs=1, verbose=0, callbacks=[record], shuffle=False)

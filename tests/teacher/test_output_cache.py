@@ -21,6 +21,7 @@ from kdplug.teacher import cache_admin as cache_mod
 from kdplug.teacher.output_cache import TeacherCache
 from kdplug.terms import HardLabelCrossEntropy
 from kdplug.terms import SoftTargetCrossEntropy
+from kdplug.training import FusedAdamW
 from kdplug.training.distiller import Distiller
 from kdplug_plugins.augmenters.mask import MaskAugmenter
 
@@ -408,7 +409,7 @@ def fit_losses(teacher, encoder, examples, extra, student_weights):
         student, None if extra else teacher,
         terms=[SoftTargetCrossEntropy(temperature=2.0, weight=0.7),
                HardLabelCrossEntropy(weight=0.3)])
-    distiller.compile(optimizer=keras.optimizers.Adam(1e-2), jit_compile=False,
+    distiller.compile(optimizer=FusedAdamW(1e-2, weight_decay=0.0), jit_compile=False,
                       run_eagerly=True)
     record = testing.StepLosses()
     ds = encoder.dataset(examples, 8, shuffle=True, seed=3, extra=extra)

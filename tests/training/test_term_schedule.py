@@ -16,6 +16,7 @@ from kdplug.errors import KdplugError
 from kdplug.run.experiment import Experiment
 from kdplug.terms import HardLabelCrossEntropy
 from kdplug.terms import SoftTargetCrossEntropy
+from kdplug.training import FusedAdamW
 from kdplug.training.term_schedule import TermSchedule
 from kdplug.training.term_schedule import check_schedules
 from kdplug.training.term_schedule import stage_schedules
@@ -55,7 +56,7 @@ def test_sets_weight_and_temperature_every_batch_during_fit():
     soft = SoftTargetCrossEntropy(temperature=4.0, weight=0.5)
     hard = HardLabelCrossEntropy(weight=0.5)
     distiller = Distiller(student, teacher, [soft, hard])
-    distiller.compile(optimizer=keras.optimizers.Adam(1e-3), jit_compile=False)
+    distiller.compile(optimizer=FusedAdamW(1e-3, weight_decay=0.0), jit_compile=False)
     ds = testing.toy_dataset(num_examples=32, batch_size=8)  # 4 steps per epoch
     schedules = [
         TermSchedule("soft_ce", "linear", start=0.0, end=1.0),  # whole fit: 8 steps
