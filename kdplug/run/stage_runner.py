@@ -139,15 +139,18 @@ class StageRunner:
         history = RunHistory(ctx.path("backup", f"{tag}.history.json"),
                              every=ctx.log_every_steps,
                              log_dir=ctx.path("tensorboard", tag, "steps"))
-        # The history is written before the backup at each epoch's end, so a
-        # kill in between resumes at an epoch the history forgets again.
-        callbacks = [history, StopOnNaN(stage.name, backup),
-                     keras.callbacks.TensorBoard(ctx.path("tensorboard", tag))]
+        # At each epoch's end the history and the early-stopping state are
+        # written before the backup, so a kill in between resumes at an
+        # epoch they forget again; the backup also sees early stopping's
+        # `stop_training` (no backup after the epoch fit ends with).
+        callbacks = [history]
         best = self._early_stopping(stage, tag, student, val_ds, last)
-        if best is not None:  # before the backup: its state is written first
-            callbacks.insert(1, best)
-        if not custom_loop:  # the custom loop checkpoints itself
-            callbacks.insert(1, ResumableBackup(backup, stage.name))
+        if best is not None:
+            callbacks.append(best)
+        if not custom_loop:  # the custom loop checkpoints itself, last
+            callbacks.append(ResumableBackup(backup, stage.name))
+        callbacks += [StopOnNaN(stage.name, backup),
+                      keras.callbacks.TensorBoard(ctx.path("tensorboard", tag))]
         if scores is not None:  # first: the others read the values it logs
             callbacks.insert(0, scores)
         callbacks.extend(progress_lines(stage.name, cfg.verbose))

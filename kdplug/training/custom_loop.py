@@ -123,7 +123,8 @@ class CustomLoopTrainer:
                 `stop_training` ends training after the current step.
             backup_dir: a folder for per-epoch checkpoints (student, term
                 weights, optimizer, epoch): an interrupted `fit` resumes
-                from the last finished epoch, and the folder is removed when
+                from the last finished epoch (none is written after the
+                epoch training ends with), and the folder is removed when
                 `fit` returns. Under multi-worker, the chief writes it and the
                 other workers write to a temporary folder; all of them resume
                 from it, so it must be a path every worker can read (a shared
@@ -162,7 +163,8 @@ class CustomLoopTrainer:
                 callbacks.on_epoch_end(epoch, logs)
                 for key, value in logs.items():
                     history.setdefault(key, []).append(value)
-                if checkpoint is not None:
+                # none after the epoch training ends with: removed below
+                if checkpoint is not None and epoch + 1 < epochs and not self._stopping():
                     checkpoint.epoch.assign(epoch + 1)
                     self._save(checkpoint, backup_dir)
                 if self._stopping():

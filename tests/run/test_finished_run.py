@@ -30,6 +30,8 @@ from kdplug.cli import main
 from kdplug.config import load_config
 from kdplug.evaluation.export import FORMATS
 from kdplug.run.trained_run import TrainedRun
+from kdplug.training.callbacks import KeepBestEpoch
+from kdplug.training.callbacks import ResumableBackup
 from kdplug.testing.toy_config import write_toy_config
 
 NAMES = ["neg", "pos"]
@@ -54,8 +56,23 @@ def toy_run(tmp_path_factory):
         data={"label_names": NAMES}, evaluation={"metrics": METRICS},
         student={"kind": "truncated", "layers": [1]},
         export={"formats": ["keras"], "latency_batch_sizes": [1]})
+    epoch_ends = []  # (callback, stage, epoch, whether a backup was written)
+
+    def recorded(cls):
+        def on_epoch_end(self, epoch, logs=None):
+            real(self, epoch, logs)
+            wrote = None
+            if cls is ResumableBackup:
+                wrote = (storage.read_json(self._training_metadata_path)
+                         or {}).get("epoch") == epoch + 1
+            epoch_ends.append((cls.__name__, self.stage, epoch, wrote))
+        real = cls.on_epoch_end
+        return on_epoch_end
+
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("KDPLUG_CACHE_DIR", str(folder / "cache"))
+        for cls in (KeepBestEpoch, ResumableBackup):
+            mp.setattr(cls, "on_epoch_end", recorded(cls))
         assert main(["run", config]) == 0
     run_dir = folder / "runs" / "toy"
     rows = [line.split("\t") for line in (folder / "toy.tsv").read_text().splitlines()]
@@ -65,7 +82,7 @@ def toy_run(tmp_path_factory):
     test_file.write_text("text\tlabel\n" + "".join(
         f"{row[text]}\t{NAMES[int(row[label])]}\n" for row in test))
     return {"folder": folder, "config": config, "run_dir": run_dir,
-            "test_file": str(test_file), "test_rows": len(test),
+            "test_file": str(test_file), "test_rows": len(test), "epoch_ends": epoch_ends,
             "report": json.loads((run_dir / "metrics.json").read_text())}
 
 
@@ -302,3 +319,23 @@ def test_early_stopping_keeps_the_best_epoch_and_reports_it(toy_run):
     assert not (run_dir / "backup" / "01-distill.best").exists()
     assert storage.read_json(str(run_dir / "stages" /
                                  "01-distill.history.json"))["best"] == best
+
+
+def test_early_stopping_state_is_written_before_each_backup(toy_run):
+    """At every epoch's end the early-stopping state is written before the
+    backup (a kill in between resumes with that epoch's record), and the
+    epoch a stage ends with writes no backup (`fit` removes it): the
+    teacher's fine-tuning and the student's stage alike."""
+    report = toy_run["report"]
+    epochs_run = {
+        "teacher fine-tuning": report["teacher"]["finetune"]["early_stopping"]["epochs_run"],
+        "distill": report["early_stopping"]["distill"]["epochs_run"],
+    }
+    for stage, epochs in epochs_run.items():
+        expected = []
+        for epoch in range(epochs):
+            expected += [("KeepBestEpoch", epoch, None),
+                         ("ResumableBackup", epoch, epoch + 1 < epochs)]
+        got = [(name, epoch, wrote) for name, where, epoch, wrote in toy_run["epoch_ends"]
+               if where == stage]
+        assert got == expected, stage

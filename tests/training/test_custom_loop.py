@@ -91,7 +91,21 @@ def test_mirrored_custom_loop_matches_fit_on_one_device(cpu_devices):
     assert int(optimizer.iterations.numpy()) == 3 * 4
 
 
-def test_resumes_from_backup_after_an_interruption(tmp_path):
+@pytest.fixture
+def saved_epochs(monkeypatch):
+    """The epochs `CustomLoopTrainer` writes checkpoints for, in order."""
+    saved = []
+    save = CustomLoopTrainer._save
+
+    def recording(self, checkpoint, backup_dir):
+        saved.append(int(checkpoint.epoch.numpy()))
+        save(self, checkpoint, backup_dir)
+
+    monkeypatch.setattr(CustomLoopTrainer, "_save", recording)
+    return saved
+
+
+def test_resumes_from_backup_after_an_interruption(tmp_path, saved_epochs):
     train = testing.toy_dataset(48, 16, seed=3)
     distiller, optimizer = build(tf.distribute.get_strategy())
     uninterrupted = CustomLoopTrainer(distiller, optimizer).fit(train, epochs=3)
@@ -108,18 +122,20 @@ def test_resumes_from_backup_after_an_interruption(tmp_path):
         CustomLoopTrainer(distiller, optimizer).fit(
             train, epochs=3, backup_dir=backup, callbacks=[Crash()])
     assert tf.train.latest_checkpoint(backup)  # epoch 1 was saved
+    assert saved_epochs == [1]
 
     distiller, optimizer = build(tf.distribute.get_strategy())  # a new process
     resumed = CustomLoopTrainer(distiller, optimizer).fit(
         train, epochs=3, backup_dir=backup)
     assert len(resumed["loss"]) == 2  # epochs 2 and 3 only
+    assert saved_epochs == [1, 2]  # none after epoch 3: training ended
     np.testing.assert_allclose(resumed["loss"], uninterrupted["loss"][1:], rtol=1e-5)
     assert_same_weights(student_weights(distiller), expected, atol=1e-6)
     assert int(optimizer.iterations.numpy()) == 3 * 3
     assert not os.path.exists(backup)  # removed once training finished
 
 
-def test_stop_training_and_steps_per_epoch():
+def test_stop_training_and_steps_per_epoch(tmp_path, saved_epochs):
     distiller, optimizer = build(tf.distribute.get_strategy(), clipnorm=None)
 
     class StopAfterTwoBatches(keras.callbacks.Callback):
@@ -130,13 +146,18 @@ def test_stop_training_and_steps_per_epoch():
 
     trainer = CustomLoopTrainer(distiller, optimizer)
     history = trainer.fit(testing.toy_dataset(64, 8), epochs=5,
-                          callbacks=[StopAfterTwoBatches()])
+                          callbacks=[StopAfterTwoBatches()],
+                          backup_dir=str(tmp_path / "stopped"))
     assert len(history["loss"]) == 1
     assert int(optimizer.iterations.numpy()) == 2
+    assert saved_epochs == []  # training ended with that epoch: no checkpoint
     # steps_per_epoch runs over the repeated dataset: 3 epochs x 5 steps of 4 batches
-    history = trainer.fit(testing.toy_dataset(32, 8), epochs=3, steps_per_epoch=5)
+    history = trainer.fit(testing.toy_dataset(32, 8), epochs=3, steps_per_epoch=5,
+                          backup_dir=str(tmp_path / "backup"))
     assert len(history["loss"]) == 3
     assert int(optimizer.iterations.numpy()) == 2 + 15
+    assert saved_epochs == [1, 2]
+    assert not (tmp_path / "backup").exists()
 
 
 def test_weights_outside_the_strategy_scope_are_a_clear_error(cpu_devices):

@@ -23,6 +23,13 @@ class ResumableBackup(keras.callbacks.BackupAndRestore):
     The previous backup is kept next to the latest (`double_checkpoint`), so
     a kill while a backup is being written resumes from the one before.
 
+    The epoch after which `fit` ends (its last, or one after which a callback
+    earlier in the list set `stop_training`, e.g. `KeepBestEpoch`) writes no
+    backup: `fit` removes it a moment later, and writing it cost a copy of
+    the previous backup plus the weights and optimizer state (for
+    MiniLM-L6 with AdamW, 273 MB each). A kill in that moment resumes at
+    that epoch from the backup before it.
+
     Args:
         backup_dir: a folder used only by this callback.
         stage: the stage name, for the message.
@@ -40,6 +47,13 @@ class ResumableBackup(keras.callbacks.BackupAndRestore):
         super().__init__(backup_dir, double_checkpoint=True)
         self.stage = stage
         self.resumed_epoch = None  # the epoch fit resumed at, or None
+
+    def on_epoch_end(self, epoch, logs=None):
+        epochs = (self.params or {}).get("epochs")
+        if self.model.stop_training or (epochs is not None and epoch + 1 >= epochs):
+            self._current_epoch = epoch + 1  # fit ends now and deletes the backup
+            return
+        super().on_epoch_end(epoch, logs)
 
     def on_train_begin(self, logs=None):
         super().on_train_begin(logs)
