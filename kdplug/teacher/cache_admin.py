@@ -37,6 +37,9 @@ _KEY_RE = re.compile(r"^[0-9a-f]{1,64}$")
 # A fine-tuned teacher's entry (`TeacherFinetuner` writes it).
 TEACHER_WEIGHTS = "model.weights.h5"
 TEACHER_INFO = "info.json"
+# written with the weights, before the dev split is evaluated; gone once
+# info.json is written
+TEACHER_TRAINED = "trained.json"
 
 # A transfer set's entry (`build_transfer_set` writes it).
 TRANSFER_FILE = "transfer.json"
@@ -200,7 +203,9 @@ def _teacher(path, name, marked):
     if not marked and not (finished and _KEY_RE.match(name)):
         return None
     if not finished:
-        return {"status": "partial", "detail": "fine-tuning not finished"}
+        evaluating = weights and os.path.isfile(os.path.join(path, TEACHER_TRAINED))
+        return {"status": "partial", "detail": "fine-tuned, not evaluated yet"
+                if evaluating else "fine-tuning not finished"}
     score = info.get("validation_accuracy")
     return {"detail": "fine-tuned teacher" + (
         f", validation accuracy {score:.4f}" if isinstance(score, (int, float)) else "")}

@@ -18,6 +18,7 @@ from kdplug.storage import cache_root
 from kdplug.storage import fingerprint
 from kdplug.storage import fingerprint_path
 from kdplug.teacher.cache_admin import TEACHER_INFO as INFO
+from kdplug.teacher.cache_admin import TEACHER_TRAINED as TRAINED
 from kdplug.teacher.cache_admin import TEACHER_WEIGHTS as WEIGHTS
 from kdplug.teacher.objectives import ClassificationObjective
 from kdplug.training.build_state import build_training_state
@@ -42,7 +43,10 @@ class TeacherFinetuner:
     the path naming it), the data and fine-tuning settings, the seed and the
     objective, so any change retrains. Only weights are cached, under
     `$KDPLUG_CACHE_DIR/teachers/<key>/` (`model.weights.h5` and `info.json`,
-    the fine-tuning report, written last).
+    the fine-tuning report, written last). The weights are written before
+    the dev split is evaluated for the report, with the fine-tuning's
+    history (`trained.json`): a run killed during that evaluation keeps
+    them, and the next run evaluates them instead of fine-tuning again.
 
     Args:
         config: the `ExperimentConfig` (for a multi-task member: its `data`
@@ -119,11 +123,14 @@ class TeacherFinetuner:
     def weights_path(self):
         return os.path.join(self.cache_dir, WEIGHTS)
 
+    def _path(self, name):
+        return os.path.join(self.cache_dir, name)
+
     def run(self, teacher, train_ds, val_ds, jit_compile=True):
         """Fine-tunes (or loads) `teacher` in place; returns an info dict."""
-        info_path = os.path.join(self.cache_dir, INFO)
-        info = storage.read_json(info_path)
-        if os.path.isfile(self.weights_path) and info is not None:
+        info = storage.read_json(self._path(INFO))
+        trained = storage.read_json(self._path(TRAINED))
+        if os.path.isfile(self.weights_path) and (info is not None or trained is not None):
             initial = teacher.get_weights()
             problem = None
             try:
@@ -134,6 +141,12 @@ class TeacherFinetuner:
                 if not all_finite(teacher):  # kdplug 0.1 cached diverged teachers
                     problem = "are not finite"
             if problem is None:
+                if info is None:
+                    log.info("teacher: fine-tuned weights in %s, not evaluated yet "
+                             "(the run that fine-tuned them stopped): evaluating them",
+                             self.cache_dir)
+                    self._compile(teacher, train_ds, jit_compile)  # as evaluated after fit
+                    return dict(self._complete(teacher, val_ds, trained), cached=True)
                 log.info("teacher: loaded fine-tuned weights from %s", self.cache_dir)
                 return dict(info, cached=True)
             log.warning("teacher: the cached weights in %s %s; removing them and "
@@ -141,19 +154,7 @@ class TeacherFinetuner:
             shutil.rmtree(self.cache_dir, ignore_errors=True)
             teacher.set_weights(initial)
         ft = self.config.teacher.finetune
-        steps = int(train_ds.cardinality()) * ft.epochs
-        teacher.compile(
-            optimizer=make_optimizer(
-                "adamw", ft.learning_rate, steps, ft.warmup_ratio, 0.01
-            ),
-            loss=self.objective.loss(),
-            metrics=self.objective.metrics() or None,
-            # the objective's metrics only: keras-hub tasks add their own
-            # by default (a `*MaskedLM`'s accuracy over every position, not
-            # the masked ones, logged beside the objective's)
-            weighted_metrics=None,
-            jit_compile=jit_compile,
-        )
+        steps = self._compile(teacher, train_ds, jit_compile)
         build_training_state(teacher, train_ds)  # the train step traced once
         best = self._early_stopping(val_ds)
         log.info("teacher: fine-tuning (%s) for %s%d epoch(s), %d steps",
@@ -177,15 +178,49 @@ class TeacherFinetuner:
                 "teacher fine-tuning produced non-finite weights (learning rate "
                 f"{ft.learning_rate:g}); lower teacher.finetune.learning_rate. "
                 "Nothing was cached.")
-        info = {"seconds": time.perf_counter() - start,
-                **self.objective.info(history.history, teacher, val_ds)}
-        if best:
-            info["early_stopping"] = best.summary()
-            best.cleanup()
+        # The weights first, with what fit logged: a kill while the dev split
+        # is evaluated (a minute for MiniLM-L6 on 2 CPU cores) keeps them.
+        trained = {"seconds": time.perf_counter() - start,
+                   "history": {k: [float(v) for v in values]
+                               for k, values in history.history.items()},
+                   "early_stopping": best.summary() if best else None}
         storage.save_weights(teacher, self.weights_path, include_optimizer=False)
-        storage.write_json(info_path, info, indent=None)  # written last
+        storage.write_json(self._path(TRAINED), trained, indent=None)
+        if best:
+            best.cleanup()
+        info = self._complete(teacher, val_ds, trained)
         log.info("teacher: cached fine-tuned weights in %s", self.cache_dir)
         return dict(info, cached=False)
+
+    def _compile(self, teacher, train_ds, jit_compile):
+        """Compiles `teacher` for its fine-tuning; returns its steps."""
+        ft = self.config.teacher.finetune
+        steps = int(train_ds.cardinality()) * ft.epochs
+        teacher.compile(
+            optimizer=make_optimizer(
+                "adamw", ft.learning_rate, steps, ft.warmup_ratio, 0.01
+            ),
+            loss=self.objective.loss(),
+            metrics=self.objective.metrics() or None,
+            # the objective's metrics only: keras-hub tasks add their own
+            # by default (a `*MaskedLM`'s accuracy over every position, not
+            # the masked ones, logged beside the objective's)
+            weighted_metrics=None,
+            jit_compile=jit_compile,
+        )
+        return steps
+
+    def _complete(self, teacher, val_ds, trained):
+        """Writes the entry's `info.json` (last: the entry is complete) from
+        the fine-tuning's `trained.json` record and the objective's metrics
+        of the fine-tuned `teacher`; returns it."""
+        info = {"seconds": trained["seconds"],
+                **self.objective.info(trained["history"], teacher, val_ds)}
+        if trained["early_stopping"] is not None:
+            info["early_stopping"] = trained["early_stopping"]
+        storage.write_json(self._path(INFO), info, indent=None)
+        os.remove(self._path(TRAINED))
+        return info
 
     def _fit(self, teacher, train_ds, val_ds, best, backup):
         """`teacher.fit` for `teacher.finetune.epochs`, resumable from

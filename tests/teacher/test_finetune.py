@@ -145,6 +145,46 @@ def test_an_interrupted_fine_tuning_resumes_at_its_first_unfinished_epoch(
     assert entry["status"] == "ok"
 
 
+def test_a_run_killed_while_evaluating_its_fine_tuned_teacher_keeps_the_weights(
+        tmp_path, monkeypatch, kdplug_log):
+    """The fine-tuned weights are cached before the dev split is evaluated
+    for the entry's report (a minute for MiniLM-L6 on 2 CPU cores): a kill
+    then leaves them, listed as partial, and the next run evaluates them
+    instead of fine-tuning again, with the report an uninterrupted run
+    writes."""
+    config = toy(tmp_path, epochs=2, early_stopping={"patience": 1})
+    evaluate = ClassificationObjective.info
+
+    def killed(self, history, teacher, val_ds):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ClassificationObjective, "info", killed)
+    with pytest.raises(KeyboardInterrupt):
+        Experiment(load_config(config)).finetune_teacher()
+    [partial] = teacher_entries()
+    assert (partial["status"], partial["detail"]) == ("partial",
+                                                      "fine-tuned, not evaluated yet")
+    weights = os.path.join(partial["path"], "model.weights.h5")
+    with open(weights, "rb") as f:
+        fine_tuned = f.read()
+
+    monkeypatch.setattr(ClassificationObjective, "info", evaluate)
+    monkeypatch.setattr(keras.Model, "fit", lambda *a, **k: pytest.fail("fine-tuned again"))
+    info = Experiment(load_config(config)).finetune_teacher()
+    assert any("not evaluated yet" in m and "evaluating them" in m for m in kdplug_log())
+    assert info["cached"] is True
+    assert 0.0 <= info["validation_accuracy"] <= 1.0 and 0.0 <= info["train_accuracy"] <= 1.0
+    assert 1 <= info["early_stopping"]["epochs_run"] <= 2 and info["seconds"] > 0
+    [entry] = teacher_entries()
+    assert entry["status"] == "ok"
+    assert sorted(os.listdir(entry["path"])) == sorted([ENTRY_MARKER, "info.json",
+                                                        "model.weights.h5"])
+    with open(weights, "rb") as f:
+        assert f.read() == fine_tuned  # kept as the killed run wrote it
+    # the same report as a run that was not killed
+    assert Experiment(load_config(config)).finetune_teacher() == info
+
+
 def test_the_key_counts_the_data_by_content_not_by_the_path_naming_it(tmp_path):
     """Two configs in different folders naming the same data file by
     different relative paths share one fine-tuned teacher; a changed file
