@@ -6,6 +6,7 @@ from keras import ops
 
 from kdplug import keys
 from kdplug.errors import KdplugError
+from kdplug.evaluation.measure import any_batch
 
 CLS = "cls"
 MEAN = "mean"
@@ -105,8 +106,9 @@ def sentence_representations(model, dataset, poolings=POOLINGS, layers=None,
                     / ops.maximum(ops.sum(mask, axis=1), 1.0))
         return result
 
-    forward = tf.function(forward, jit_compile=jit_compile, reduce_retracing=True,
-                          autograph=False)
+    # one trace for every batch size (the last batch is smaller)
+    forward = any_batch(tf.function(forward, jit_compile=jit_compile,
+                                    reduce_retracing=True, autograph=False))
     parts = {}
     for element in dataset:
         features = element[0] if isinstance(element, tuple) else element

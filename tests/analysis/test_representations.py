@@ -21,13 +21,17 @@ def test_transformer_layers_are_embeddings_then_each_layer():
         ("layer 2", "hidden/2"), ("layer 3", "hidden/3")]
 
 
-def test_cls_and_mean_vectors_equal_the_layer_outputs_pooled_by_hand():
+def test_cls_and_mean_vectors_equal_the_layer_outputs_pooled_by_hand(monkeypatch):
     model = testing.tiny_bert_classifier(num_layers=2)
     features, _ = testing.toy_arrays(num_examples=10)
     # Padding of different lengths: the mean must skip padded positions.
     features["padding_mask"][:, 5:] = False
     features["padding_mask"][0, 3:] = False
-    reps = sentence_representations(model, _batches(features, 4), jit_compile=False)
+    taps, traced = model.taps, []
+    with monkeypatch.context() as mp:  # taps() runs once per trace
+        mp.setattr(model, "taps", lambda *a, **k: traced.append(1) or taps(*a, **k))
+        reps = sentence_representations(model, _batches(features, 4), jit_compile=False)
+    assert traced == [1]  # batches of 4, 4 and 2: one trace
     assert list(reps) == ["embeddings", "layer 1", "layer 2"]
     taps = model.taps(features, ["embeddings", "hidden/1", "hidden/2"])
     mask = features["padding_mask"].astype("float32")[:, :, None]

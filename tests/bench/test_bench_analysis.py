@@ -21,14 +21,17 @@ def result(tmp_path_factory):
     student and a BiLSTM, shaped like the benchmark's."""
     vocab = testing.toy_vocabulary()
     encoder = TextEncoder(keras_hub.tokenizers.BertTokenizer(vocabulary=vocab), 16)
+    # without XLA, as a toy run's `training.jit_compile: false` analyses them
     models = [
         AnalysedModel("teacher", testing.tiny_bert_classifier(
-            vocabulary_size=len(vocab), num_layers=2), encoder.dataset, "teacher"),
+            vocabulary_size=len(vocab), num_layers=2), encoder.dataset, "teacher",
+            jit_compile=False),
         AnalysedModel("kd 3L", testing.tiny_bert_classifier(
-            vocabulary_size=len(vocab), num_layers=1, seed=1), encoder.dataset),
+            vocabulary_size=len(vocab), num_layers=1, seed=1), encoder.dataset,
+            jit_compile=False),
         AnalysedModel("BiLSTM+aug", BiLstmClassifier(
             vocabulary_size=len(vocab), num_classes=2, embedding_dim=8, lstm_units=4,
-            hidden_dim=8), encoder.dataset),
+            hidden_dim=8), encoder.dataset, jit_compile=False),
     ]
     texts, labels = testing.toy_sentences(300)
     analyzer = Analyzer(AnalysisConfig(probing=ProbingConfig(
