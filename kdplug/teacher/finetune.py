@@ -121,7 +121,7 @@ class TeacherFinetuner:
 
     @property
     def weights_path(self):
-        return os.path.join(self.cache_dir, WEIGHTS)
+        return self._path(WEIGHTS)
 
     def _path(self, name):
         return os.path.join(self.cache_dir, name)

@@ -30,9 +30,9 @@ from kdplug.cli import main
 from kdplug.config import load_config
 from kdplug.evaluation.export import FORMATS
 from kdplug.run.trained_run import TrainedRun
+from kdplug.testing.toy_config import write_toy_config
 from kdplug.training.callbacks import KeepBestEpoch
 from kdplug.training.callbacks import ResumableBackup
-from kdplug.testing.toy_config import write_toy_config
 
 NAMES = ["neg", "pos"]
 METRICS = ["accuracy", "f1_macro", "mcc"]
@@ -59,6 +59,8 @@ def toy_run(tmp_path_factory):
     epoch_ends = []  # (callback, stage, epoch, whether a backup was written)
 
     def recorded(cls):
+        real = cls.on_epoch_end
+
         def on_epoch_end(self, epoch, logs=None):
             real(self, epoch, logs)
             wrote = None
@@ -66,7 +68,6 @@ def toy_run(tmp_path_factory):
                 wrote = (storage.read_json(self._training_metadata_path)
                          or {}).get("epoch") == epoch + 1
             epoch_ends.append((cls.__name__, self.stage, epoch, wrote))
-        real = cls.on_epoch_end
         return on_epoch_end
 
     with pytest.MonkeyPatch.context() as mp:
