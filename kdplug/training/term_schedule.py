@@ -130,7 +130,7 @@ class TermSchedule(keras.callbacks.Callback):
 
     def _global_step(self):
         # The optimizer's step counter is exact under steps_per_execution and
-        # survives BackupAndRestore; the local counter is the fallback.
+        # survives ResumableBackup; the local counter is the fallback.
         optimizer = getattr(self.model, "optimizer", None)
         iterations = getattr(optimizer, "iterations", None)
         if iterations is None:

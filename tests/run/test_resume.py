@@ -22,6 +22,7 @@ import pytest
 
 from kdplug.config import load_config
 from kdplug.run.experiment import Experiment
+from kdplug.training.callbacks import ResumableBackup
 from kdplug.testing.toy_config import write_toy_config
 
 EPOCHS = 4
@@ -50,12 +51,7 @@ def kdplug_run(config_path):
 
 
 def backed_up_epochs(backup_dir):
-    path = os.path.join(backup_dir, "training_metadata.json")
-    try:
-        with open(path) as f:
-            return json.load(f)["epoch"]
-    except (OSError, ValueError):
-        return 0  # not written yet, or being written
+    return ResumableBackup(str(backup_dir)).backed_up_epochs()  # 0: none yet
 
 
 def optimizer_steps(messages):

@@ -12,7 +12,7 @@ class StopOnNaN(keras.callbacks.Callback):
 
     Unlike `keras.callbacks.TerminateOnNaN` it raises `TrainingError`, so a
     run cannot end "successfully" with a broken model; the last checkpoint
-    written by `BackupAndRestore` (end of the last good epoch) is kept.
+    written by `ResumableBackup` (end of the last good epoch) is kept.
 
     Args:
         stage: the stage name, for the message.
