@@ -2,7 +2,9 @@
 and early stopping end to end (a toy `kdplug run` and teacher fine-tuning:
 tests/run/test_finished_run.py, which shares that run)."""
 
+import json
 import math
+import os
 
 import keras
 import numpy as np
@@ -115,3 +117,44 @@ def test_a_monitor_the_stage_does_not_log_names_what_it_logs(tmp_path):
 # The early-stopping end-to-end run (a toy `kdplug run` whose student and
 # teacher keep their best epochs) is shared with the evaluation-metrics checks:
 # tests/run/test_finished_run.py::test_early_stopping_keeps_the_best_epoch_and_reports_it
+
+
+def test_a_resumed_epoch_that_no_longer_wins_restores_the_best_before_it(tmp_path):
+    """Killed after this callback wrote epoch index 2 (a new best, 0.9) but
+    before that epoch's backup: the resumed run trains index 2 again, and
+    its new pass (another data order) reaches 0.6 only. The best is index
+    1 again, whose file was kept beside index 2's."""
+    folder = str(tmp_path / "best")
+    first = KeepBestEpoch(folder, "val_accuracy", patience=2)
+    model = constant_model()
+    first.set_model(model)
+    first.set_params({"epochs": 5})
+    first.on_train_begin()
+    for epoch, value in enumerate([0.5, 0.8, 0.9]):  # no on_train_end: killed
+        model.set_weights([np.full((1, 1), epoch, "float32"), np.zeros(1, "float32")])
+        first.on_epoch_end(epoch, {"val_accuracy": value})
+    assert sorted(os.listdir(folder)) == ["best-0002.weights.h5", "best-0003.weights.h5",
+                                          "state.json"]
+    resumed = KeepBestEpoch(folder, "val_accuracy", patience=2)
+    other = constant_model()
+    assert play(resumed, other, [0.5, 0.8, 0.6, 0.7, 0.4], resume_at=2) == [2, 3]
+    assert kept_epoch(other) == 1
+    assert resumed.summary()["best_epoch"] == 2
+    assert sorted(os.listdir(folder)) == ["best-0002.weights.h5", "state.json"]
+
+
+def test_a_stage_interrupted_under_an_earlier_kdplug_resumes(tmp_path):
+    """Its state has no `kept`; its one file, `best.weights.h5`, holds the
+    best epoch."""
+    folder = tmp_path / "best"
+    folder.mkdir()
+    model = constant_model()
+    model.set_weights([np.full((1, 1), 1, "float32"), np.zeros(1, "float32")])
+    model.save_weights(str(folder / "best.weights.h5"))
+    (folder / "state.json").write_text(json.dumps(
+        {"monitor": "val_accuracy", "values": {"0": 0.5, "1": 0.8}}))
+    resumed = KeepBestEpoch(str(folder), "val_accuracy", patience=2)
+    other = constant_model()
+    assert play(resumed, other, [0.5, 0.8, 0.6, 0.7, 0.4], resume_at=2) == [2, 3]
+    assert kept_epoch(other) == 1
+    assert resumed.summary()["values"] == [0.5, 0.8, 0.6, 0.7]

@@ -16,7 +16,8 @@ from kdplug.errors import did_you_mean
 log = logging.getLogger(__name__)
 
 STATE = "state.json"
-WEIGHTS = "best.weights.h5"
+WEIGHTS = "best-{:04d}.weights.h5"  # the weights at the end of that (1-based) epoch
+LEGACY_WEIGHTS = "best.weights.h5"  # earlier kdplug: one file, the best epoch's
 
 
 class KeepBestEpoch(keras.callbacks.Callback):
@@ -33,6 +34,13 @@ class KeepBestEpoch(keras.callbacks.Callback):
     a value better than the best so far by more than `min_delta`; a NaN is
     never one. The best weights are restored even when training ran every
     epoch (the last epoch is not always the best).
+
+    A new best epoch's weights go to a file of their own, and the file of
+    the best epoch before it is kept too: a run killed after this callback
+    wrote an epoch but before that epoch's backup (`ResumableBackup`, later
+    in the callbacks) trains the epoch again, and when the new pass of that
+    epoch does not win (the resumed data order differs), the best epoch
+    before it still has its weights.
 
     Args:
         folder: a folder used only by this callback (removed by `cleanup()`).
@@ -71,14 +79,11 @@ class KeepBestEpoch(keras.callbacks.Callback):
         self.field = field
         self.file = file
         self.values = {}  # epoch (0-based) -> value
+        self.files = {}  # epoch (0-based) -> its weights file in `folder`
         self.last_epoch = None
         self.stopped_early = False
 
     # ------------------------------------------------------------ state
-    @property
-    def weights_path(self):
-        return os.path.join(self.folder, WEIGHTS)
-
     @property
     def best_epoch(self):
         """The 0-based epoch with the best value so far (None before any)."""
@@ -102,12 +107,20 @@ class KeepBestEpoch(keras.callbacks.Callback):
     # -------------------------------------------------------- callbacks
     def on_train_begin(self, logs=None):
         state = storage.read_json(os.path.join(self.folder, STATE)) or {}
-        if state.get("monitor") == self.monitor and os.path.isfile(self.weights_path):
+        self.values, self.files = {}, {}
+        if state.get("monitor") == self.monitor:
             self.values = {int(k): float(v) for k, v in state["values"].items()}
+            kept = state.get("kept")
+            if kept is None:  # written by an earlier kdplug
+                best = self.best_epoch
+                kept = {} if best is None else {best: LEGACY_WEIGHTS}
+            self.files = {int(k): name for k, name in kept.items()
+                          if os.path.isfile(os.path.join(self.folder, name))}
+            if not self.files:
+                self.values = {}
+        if self.values:
             log.info("stage %s: early stopping resumes with %d recorded epoch(s)",
                      self.stage, len(self.values))
-        else:
-            self.values = {}
         self.stopped_early = False
 
     def on_epoch_end(self, epoch, logs=None):
@@ -119,15 +132,24 @@ class KeepBestEpoch(keras.callbacks.Callback):
                 f"{', '.join(sorted(k for k in logs if k.startswith('val_'))) or 'none'}",
                 self.file, self.field, self.monitor)
         value = float(logs[self.monitor])
+        # a resumed run trains `epoch` again: what was recorded from it on is gone
         self.values = {e: v for e, v in self.values.items() if e < epoch}
+        self.files = {e: name for e, name in self.files.items() if e < epoch}
         self.values[epoch] = value
         self.last_epoch = epoch
         best = self.best_epoch
-        if best == epoch:  # weights first: the state names only kept epochs
-            storage.save_weights(self._target(), self.weights_path,
+        if best == epoch:  # weights first: the state names only files on disk
+            name = WEIGHTS.format(epoch + 1)
+            storage.save_weights(self._target(), os.path.join(self.folder, name),
                                  include_optimizer=False)
+            before = max(self.files, default=None)  # the best epoch before this one
+            self.files = {e: self.files[e] for e in [before] if e is not None}
+            self.files[epoch] = name
         storage.write_json(os.path.join(self.folder, STATE), {
-            "monitor": self.monitor, "values": self.values})
+            "monitor": self.monitor, "values": self.values, "kept": self.files})
+        for name in set(os.listdir(self.folder)) - {STATE, *self.files.values()}:
+            if name.endswith(".weights.h5"):
+                os.remove(os.path.join(self.folder, name))
         waited = epoch - (best if best is not None else -1)
         planned = (self.params or {}).get("epochs")
         last = planned is not None and epoch + 1 >= planned
@@ -142,14 +164,18 @@ class KeepBestEpoch(keras.callbacks.Callback):
 
     def on_train_end(self, logs=None):
         best = self.best_epoch
-        if best is None or not os.path.isfile(self.weights_path):
+        if best is None or best == self.last_epoch:
             return
-        if best != self.last_epoch:
-            with warnings.catch_warnings():  # kept without the optimizer's state
-                warnings.filterwarnings("ignore", "Skipping variable loading for optimizer")
-                self._target().load_weights(self.weights_path)
-            log.info("stage %s: restored the best epoch, %d (%s %.4f)", self.stage,
-                     best + 1, self.monitor, self.values[best])
+        if best not in self.files:  # a resume from an older backup lost it
+            log.warning("stage %s: the weights of the best epoch, %d, were lost "
+                        "when the run resumed from an earlier backup; the student "
+                        "keeps epoch %d's", self.stage, best + 1, self.last_epoch + 1)
+            return
+        with warnings.catch_warnings():  # kept without the optimizer's state
+            warnings.filterwarnings("ignore", "Skipping variable loading for optimizer")
+            self._target().load_weights(os.path.join(self.folder, self.files[best]))
+        log.info("stage %s: restored the best epoch, %d (%s %.4f)", self.stage,
+                 best + 1, self.monitor, self.values[best])
 
     # ---------------------------------------------------------- results
     def summary(self):
