@@ -1,6 +1,7 @@
 """`StageRunner`: trains one `Stage` of a method, resumably."""
 
 import os
+import shutil
 
 import keras
 import numpy as np
@@ -148,7 +149,9 @@ class StageRunner:
         if best is not None:
             callbacks.append(best)
         if not custom_loop:  # the custom loop checkpoints itself, last
-            callbacks.append(ResumableBackup(backup, stage.name))
+            # removed once the stage is stored (below): a kill until then
+            # resumes at the last epoch
+            callbacks.append(ResumableBackup(backup, stage.name, remove_at_end=False))
         callbacks += [StopOnNaN(stage.name, backup),
                       keras.callbacks.TensorBoard(ctx.path("tensorboard", tag))]
         if scores is not None:  # first: the others read the values it logs
@@ -168,7 +171,7 @@ class StageRunner:
                 ).fit(
                     train_ds, validation_data=val_ds, epochs=epochs,
                     steps_per_epoch=cfg.steps_per_epoch, callbacks=callbacks,
-                    backup_dir=backup, verbose=min(verbose, 1),
+                    backup_dir=backup, remove_backup=False, verbose=min(verbose, 1),
                 )
             else:
                 distiller.fit(
@@ -189,6 +192,7 @@ class StageRunner:
             result.save(history_file)
             save_term_weights(stage.terms, ctx.path("stages", f"{tag}.terms.npz"))
             storage.save_weights(student, done)  # written last: marks it finished
+            shutil.rmtree(backup, ignore_errors=True)  # not needed from here on
             if os.path.exists(history.path):
                 os.remove(history.path)
             if best is not None:

@@ -163,7 +163,8 @@ class TeacherFinetuner:
         # An interrupted fine-tuning resumes at its first unfinished epoch
         # (the backup lives in the entry's folder until the weights are
         # cached; early stopping's state beside it is written first).
-        backup = os.path.join(self.cache_dir, "backup")
+        backup = ResumableBackup(os.path.join(self.cache_dir, "backup"),
+                                 "teacher fine-tuning", remove_at_end=False)
         # marked first: an unfinished entry lists as partial (`kdplug cache`)
         storage.mark_entry(self.cache_dir, "teacher", os.path.basename(self.cache_dir),
                            source=str(self.source))
@@ -186,6 +187,7 @@ class TeacherFinetuner:
                    "early_stopping": best.summary() if best else None}
         storage.save_weights(teacher, self.weights_path, include_optimizer=False)
         storage.write_json(self._path(TRAINED), trained, indent=None)
+        backup.remove()  # not before: a kill until now resumes at the last epoch
         if best:
             best.cleanup()
         info = self._complete(teacher, val_ds, trained)
@@ -224,7 +226,8 @@ class TeacherFinetuner:
 
     def _fit(self, teacher, train_ds, val_ds, best, backup):
         """`teacher.fit` for `teacher.finetune.epochs`, resumable from
-        `backup` (the History of the epochs it trains)."""
+        `backup` (a `ResumableBackup`; returns the History of the epochs it
+        trains)."""
         ft = self.config.teacher.finetune
         return teacher.fit(
             train_ds, epochs=ft.epochs,
@@ -235,7 +238,7 @@ class TeacherFinetuner:
                                  learning_rate_field="teacher.finetune.learning_rate"),
                        *self._scores(best, teacher, val_ds),
                        *([best] if best else []),
-                       ResumableBackup(backup, "teacher fine-tuning"),
+                       backup,
                        *progress_lines("teacher fine-tuning",
                                        self.config.training.verbose)],
         )

@@ -105,7 +105,7 @@ class CustomLoopTrainer:
     # ----------------------------------------------------------------- public
 
     def fit(self, dataset, epochs=1, steps_per_epoch=None, validation_data=None,
-            callbacks=None, backup_dir=None, verbose=0):
+            callbacks=None, backup_dir=None, remove_backup=True, verbose=0):
         """Trains; returns `{key: [value per epoch]}` like `History.history`.
 
         Args:
@@ -125,11 +125,14 @@ class CustomLoopTrainer:
                 weights, optimizer, epoch): an interrupted `fit` resumes
                 from the last finished epoch (none is written after the
                 epoch training ends with), and the folder is removed when
-                `fit` returns. Under multi-worker, the chief writes it and the
+                `fit` returns (see `remove_backup`). Under multi-worker, the chief writes it and the
                 other workers write to a temporary folder; all of them resume
                 from it, so it must be a path every worker can read (a shared
                 file system). Workers that would resume from different epochs
                 raise a `KdplugError` instead of hanging.
+            remove_backup: False keeps `backup_dir` when `fit` returns, for
+                the caller to remove once it has stored what `fit` trained
+                (a kill in between then resumes at the last epoch).
             verbose: 0 silent, else a progress bar per epoch.
         """
         dist = self._distribute(dataset.repeat() if steps_per_epoch else dataset)
@@ -170,7 +173,7 @@ class CustomLoopTrainer:
                 if self._stopping():
                     break
             callbacks.on_train_end(logs=None)
-        if backup_dir and self._is_chief():
+        if backup_dir and remove_backup and self._is_chief():
             shutil.rmtree(backup_dir, ignore_errors=True)
         return history
 

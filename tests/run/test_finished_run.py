@@ -57,6 +57,8 @@ def toy_run(tmp_path_factory):
         student={"kind": "truncated", "layers": [1]},
         export={"formats": ["keras"], "latency_batch_sizes": [1]})
     epoch_ends = []  # (callback, stage, epoch, whether a backup was written)
+    backups = {}  # stage -> its ResumableBackup
+    stored = {}  # stage -> epochs in its backup when its result was stored
 
     def recorded(cls):
         real = cls.on_epoch_end
@@ -66,13 +68,24 @@ def toy_run(tmp_path_factory):
             wrote = None
             if cls is ResumableBackup:
                 wrote = self.backed_up_epochs() == epoch + 1
+                backups[self.stage] = self
             epoch_ends.append((cls.__name__, self.stage, epoch, wrote))
         return on_epoch_end
+
+    save_weights = storage.save_weights
+
+    def store(model, path, **kwargs):
+        stage = ("teacher fine-tuning" if path.endswith("model.weights.h5") else
+                 "distill" if path.endswith("01-distill.weights.h5") else None)
+        if stage in backups:
+            stored[stage] = backups[stage].backed_up_epochs()
+        return save_weights(model, path, **kwargs)
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("KDPLUG_CACHE_DIR", str(folder / "cache"))
         for cls in (KeepBestEpoch, ResumableBackup):
             mp.setattr(cls, "on_epoch_end", recorded(cls))
+        mp.setattr(storage, "save_weights", store)
         assert main(["run", config]) == 0
     run_dir = folder / "runs" / "toy"
     rows = [line.split("\t") for line in (folder / "toy.tsv").read_text().splitlines()]
@@ -83,6 +96,7 @@ def toy_run(tmp_path_factory):
         f"{row[text]}\t{NAMES[int(row[label])]}\n" for row in test))
     return {"folder": folder, "config": config, "run_dir": run_dir,
             "test_file": str(test_file), "test_rows": len(test), "epoch_ends": epoch_ends,
+            "stored": stored, "backups": backups,
             "report": json.loads((run_dir / "metrics.json").read_text())}
 
 
@@ -324,9 +338,11 @@ def test_early_stopping_keeps_the_best_epoch_and_reports_it(toy_run):
 
 def test_early_stopping_state_is_written_before_each_backup(toy_run):
     """At every epoch's end the early-stopping state is written before the
-    backup (a kill in between resumes with that epoch's record), and the
-    epoch a stage ends with writes no backup (`fit` removes it): the
-    teacher's fine-tuning and the student's stage alike."""
+    backup (a kill in between resumes with that epoch's record), the
+    epoch a stage ends with writes no backup, and the backup before it
+    stays until the stage's result is stored (a kill before that resumes
+    at the last epoch), then goes: the teacher's fine-tuning and the
+    student's stage alike."""
     report = toy_run["report"]
     epochs_run = {
         "teacher fine-tuning": report["teacher"]["finetune"]["early_stopping"]["epochs_run"],
@@ -340,3 +356,5 @@ def test_early_stopping_state_is_written_before_each_backup(toy_run):
         got = [(name, epoch, wrote) for name, where, epoch, wrote in toy_run["epoch_ends"]
                if where == stage]
         assert got == expected, stage
+        assert toy_run["stored"][stage] == epochs - 1, stage
+        assert not os.path.exists(toy_run["backups"][stage].backup_dir), stage

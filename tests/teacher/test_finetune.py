@@ -104,7 +104,8 @@ def test_an_interrupted_fine_tuning_resumes_at_its_first_unfinished_epoch(
     """A kill during the teacher's fine-tuning (the C-MLM teacher of
     configs/cmlm_seq2seq.yaml takes most of an hour on 2 cores) loses at most
     the epoch it was in: the next run resumes from the epoch backup kept in
-    the cache entry's folder, with the optimizer's state and step count."""
+    the cache entry's folder, with the optimizer's state and step count; a
+    kill after fit, before the weights are cached, loses the last epoch."""
     from kdplug.teacher import finetune
 
     class Interrupt(keras.callbacks.Callback):
@@ -135,11 +136,23 @@ def test_an_interrupted_fine_tuning_resumes_at_its_first_unfinished_epoch(
         return history
 
     monkeypatch.setattr(keras.Model, "fit", fit)
+    # killed again after fit, before the weights are cached: the backup of
+    # epoch 2 is still there
+    save_weights = finetune.storage.save_weights
+
+    def killed(model, path, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(finetune.storage, "save_weights", killed)
+    with pytest.raises(KeyboardInterrupt):
+        Experiment(load_config(config)).finetune_teacher()
+    monkeypatch.setattr(finetune.storage, "save_weights", save_weights)
     info = Experiment(load_config(config)).finetune_teacher()
     assert info["cached"] is False
-    assert (f"stage teacher fine-tuning: resumed from {backup} at epoch 3 "
-            "(2 finished)") in kdplug_log()
-    assert steps == [3 * 3]  # 3 epochs of 3 steps (44 training examples, batch 16)
+    resumed = (f"stage teacher fine-tuning: resumed from {backup} at epoch 3 "
+               "(2 finished)")
+    assert kdplug_log().count(resumed) == 2
+    assert steps == [3 * 3] * 2  # 3 epochs of 3 steps (44 training examples, batch 16)
     assert not os.path.exists(backup)
     [entry] = teacher_entries()
     assert entry["status"] == "ok"

@@ -194,3 +194,21 @@ def test_a_load_that_fails_half_way_leaves_the_state_training_starts_from(
     model.load_weights = half_way
     resumed = fit(model, backup, epochs=3)
     assert_resumed_like(model, resumed, *uninterrupted[::-1], first_epoch=1)
+
+
+def test_a_backup_kept_past_fit_resumes_a_kill_before_the_result_is_stored(
+        tmp_path, uninterrupted):
+    """`remove_at_end=False` (`kdplug run` removes it once the stage is
+    stored): a kill after `fit` but before that trains the last epoch
+    again, not all of them."""
+    backup = str(tmp_path / "backup")
+    x, y = toy_data()
+    kept = ResumableBackup(backup, "toy", remove_at_end=False)
+    toy_model().fit(x, y, batch_size=8, epochs=3, shuffle=False, verbose=0,
+                    callbacks=[kept])
+    assert kept.backed_up_epochs() == 2  # then killed: nothing stored
+    model = toy_model()
+    resumed = fit(model, backup, epochs=3)
+    assert_resumed_like(model, resumed, *uninterrupted[::-1], first_epoch=3)
+    kept.remove()
+    assert not os.path.exists(backup)

@@ -41,7 +41,10 @@ class ResumableBackup(keras.callbacks.Callback):
     learning-rate schedule) as an uninterrupted one; the interrupted epoch
     is trained again from its first batch. A backup that cannot be loaded
     (a damaged disk) is reported and training starts over. The backup is
-    removed when `fit` ends. `History` then holds the resumed epochs only.
+    removed when `fit` ends, or, with `remove_at_end=False`, when the caller
+    has stored what `fit` trained (`remove()`), so that a kill in between
+    resumes at the last epoch instead of training again from the first.
+    `History` then holds the resumed epochs only.
     A backup in Keras' `BackupAndRestore` layout (`latest.weights.h5`,
     written by kdplug before this one) is resumed from too.
 
@@ -54,6 +57,8 @@ class ResumableBackup(keras.callbacks.Callback):
     Args:
         backup_dir: a folder used only by this callback.
         stage: the stage name, for the messages.
+        remove_at_end: remove the backup when `fit` ends; False leaves that
+            to `remove()`.
 
     Examples:
 
@@ -63,10 +68,11 @@ class ResumableBackup(keras.callbacks.Callback):
     ```
     """
 
-    def __init__(self, backup_dir, stage="train"):
+    def __init__(self, backup_dir, stage="train", remove_at_end=True):
         super().__init__()
         self.backup_dir = backup_dir
         self.stage = stage
+        self.remove_at_end = remove_at_end
         self.resumed_epoch = None  # the epoch fit resumed at, or None
 
     def backed_up_epochs(self):
@@ -110,6 +116,11 @@ class ResumableBackup(keras.callbacks.Callback):
         self._save(epoch + 1)
 
     def on_train_end(self, logs=None):
+        if self.remove_at_end:
+            self.remove()
+
+    def remove(self):
+        """Removes the backup (once what `fit` trained is stored)."""
         shutil.rmtree(self.backup_dir, ignore_errors=True)
 
     # ------------------------------------------------------------- disk
