@@ -102,6 +102,8 @@ class StageRunner:
                     + ways_out(ctx.run_dir), ctx.config.file, "output_dir")
             student.load_weights(finished)
             load_term_weights(stage.terms, ctx.path("stages", f"{tag}.terms.npz"))
+            if ctx.is_chief:  # a kill right after the stage was stored left it
+                shutil.rmtree(ctx.path("backup", tag), ignore_errors=True)
             ctx.log.info("stage %s: already finished, loaded %s", stage.name, finished)
             return recorded
         cfg = ctx.config.training

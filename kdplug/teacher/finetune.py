@@ -146,6 +146,8 @@ class TeacherFinetuner:
                              "(the run that fine-tuned them stopped): evaluating them",
                              self.cache_dir)
                     self._compile(teacher, train_ds, jit_compile)  # as evaluated after fit
+                    for leftover in ("backup", "early_stopping"):  # if killed before
+                        shutil.rmtree(self._path(leftover), ignore_errors=True)
                     return dict(self._complete(teacher, val_ds, trained), cached=True)
                 log.info("teacher: loaded fine-tuned weights from %s", self.cache_dir)
                 return dict(info, cached=True)

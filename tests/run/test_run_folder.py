@@ -117,8 +117,12 @@ def test_stale_rerun_is_refused_identical_rerun_keeps_history_fresh_starts_over(
     assert "kdplug: stage distill: epoch 2/2 done in " in err
     assert "kdplug: stage distill: done, 12 optimizer steps" in err
 
-    # An identical re-run reuses the stage and reports its recorded history.
+    assert not (run_dir / "backup" / "01-distill").exists()  # gone once stored
+    # An identical re-run reuses the stage and reports its recorded history
+    # (and removes a backup that a kill right after storing it would leave).
+    (run_dir / "backup" / "01-distill").mkdir(parents=True)
     assert main(["run", path, "--log-every", "2"]) == 0
+    assert not (run_dir / "backup" / "01-distill").exists()
     again = json.loads((run_dir / "metrics.json").read_text())
     assert again["history"] == first["history"]
     assert again["step_history"] == first["step_history"]
