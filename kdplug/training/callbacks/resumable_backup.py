@@ -50,7 +50,7 @@ class ResumableBackup(keras.callbacks.Callback):
 
     The epoch after which `fit` ends (its last, or one after which a callback
     earlier in the list set `stop_training`, e.g. `KeepBestEpoch`) writes no
-    backup: `fit` removes it a moment later (for MiniLM-L6 with AdamW a
+    backup: it would be removed a moment later (for MiniLM-L6 with AdamW a
     backup is 273 MB). A kill in that moment resumes at that epoch from the
     backup before it.
 
@@ -112,7 +112,7 @@ class ResumableBackup(keras.callbacks.Callback):
     def on_epoch_end(self, epoch, logs=None):
         epochs = (self.params or {}).get("epochs")
         if self.model.stop_training or (epochs is not None and epoch + 1 >= epochs):
-            return  # fit ends now and deletes the backup
+            return  # fit ends now: the backup goes once its result is stored
         self._save(epoch + 1)
 
     def on_train_end(self, logs=None):
