@@ -83,9 +83,27 @@ def test_an_epoch_after_which_a_callback_stops_fit_is_not_backed_up(tmp_path):
     assert not os.path.exists(backup)
 
 
-def test_an_interrupted_fit_resumes_at_its_first_unfinished_epoch(tmp_path, caplog):
-    expected = toy_model()
-    uninterrupted = fit(expected, str(tmp_path / "plain"), epochs=3)
+@pytest.fixture
+def uninterrupted(tmp_path):
+    """`(model, History)` of a fit that nothing interrupts."""
+    model = toy_model()
+    return model, fit(model, str(tmp_path / "plain"), epochs=3)
+
+
+def assert_resumed_like(model, resumed, uninterrupted, first_epoch):
+    """`resumed` (the History of `model`'s fit, resumed at 1-based
+    `first_epoch`) ends like the `uninterrupted` fit: the same losses for
+    its epochs, optimizer steps and weights."""
+    expected, history = uninterrupted
+    np.testing.assert_allclose(resumed.history["loss"],
+                               history.history["loss"][first_epoch - 1:], rtol=1e-6)
+    assert int(model.optimizer.iterations.numpy()) == 3 * STEPS
+    for got, want in zip(model.get_weights(), expected.get_weights()):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_an_interrupted_fit_resumes_at_its_first_unfinished_epoch(
+        tmp_path, caplog, uninterrupted):
     backup = str(tmp_path / "backup")
     with pytest.raises(RuntimeError, match="killed"):  # after epoch 2's backup
         fit(toy_model(), backup, epochs=3, after=[StopAfter(1, RuntimeError("killed"))])
@@ -94,28 +112,8 @@ def test_an_interrupted_fit_resumes_at_its_first_unfinished_epoch(tmp_path, capl
     with caplog.at_level(logging.INFO, "kdplug"):
         resumed = fit(model, backup, epochs=3)
     assert f"stage toy: resumed from {backup} at epoch 3 (2 finished)" in caplog.messages
-    np.testing.assert_allclose(resumed.history["loss"], uninterrupted.history["loss"][2:],
-                               rtol=1e-6)
-    assert int(model.optimizer.iterations.numpy()) == 3 * STEPS
-    for got, want in zip(model.get_weights(), expected.get_weights()):
-        np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert_resumed_like(model, resumed, uninterrupted, first_epoch=3)
     assert not os.path.exists(backup)
-
-
-def assert_resumed_like(model, resumed, uninterrupted, expected, first_epoch):
-    """`resumed` (a fit resumed at 1-based `first_epoch`) ends like
-    `uninterrupted`: the same losses for its epochs, steps and weights."""
-    np.testing.assert_allclose(resumed.history["loss"],
-                               uninterrupted.history["loss"][first_epoch - 1:], rtol=1e-6)
-    assert int(model.optimizer.iterations.numpy()) == 3 * STEPS
-    for got, want in zip(model.get_weights(), expected.get_weights()):
-        np.testing.assert_allclose(got, want, rtol=1e-6)
-
-
-@pytest.fixture
-def uninterrupted(tmp_path):
-    model = toy_model()
-    return model, fit(model, str(tmp_path / "plain"), epochs=3)
 
 
 def test_a_kill_between_the_weights_and_their_record_resumes_from_the_backup_before(
@@ -140,7 +138,7 @@ def test_a_kill_between_the_weights_and_their_record_resumes_from_the_backup_bef
         "backup.json", "epoch-0001.weights.h5", "epoch-0002.weights.h5"]
     model = toy_model()
     resumed = fit(model, backup, epochs=3)
-    assert_resumed_like(model, resumed, *uninterrupted[::-1], first_epoch=2)
+    assert_resumed_like(model, resumed, uninterrupted, first_epoch=2)
 
 
 def test_a_backup_in_keras_layout_is_resumed(tmp_path, caplog, uninterrupted):
@@ -158,7 +156,7 @@ def test_a_backup_in_keras_layout_is_resumed(tmp_path, caplog, uninterrupted):
     with caplog.at_level(logging.INFO, "kdplug"):
         resumed = fit(model, backup, epochs=3)
     assert f"stage toy: resumed from {backup} at epoch 3 (2 finished)" in caplog.messages
-    assert_resumed_like(model, resumed, *uninterrupted[::-1], first_epoch=3)
+    assert_resumed_like(model, resumed, uninterrupted, first_epoch=3)
 
 
 def test_an_unreadable_backup_is_reported_and_training_starts_over(
@@ -176,7 +174,7 @@ def test_an_unreadable_backup_is_reported_and_training_starts_over(
                for m in caplog.messages), caplog.messages
     assert (f"stage toy: no backup in {backup} can be loaded; training starts over"
             in caplog.messages)
-    assert_resumed_like(model, resumed, *uninterrupted[::-1], first_epoch=1)
+    assert_resumed_like(model, resumed, uninterrupted, first_epoch=1)
 
 
 def test_a_load_that_fails_half_way_leaves_the_state_training_starts_from(
@@ -193,7 +191,7 @@ def test_a_load_that_fails_half_way_leaves_the_state_training_starts_from(
 
     model.load_weights = half_way
     resumed = fit(model, backup, epochs=3)
-    assert_resumed_like(model, resumed, *uninterrupted[::-1], first_epoch=1)
+    assert_resumed_like(model, resumed, uninterrupted, first_epoch=1)
 
 
 def test_a_backup_kept_past_fit_resumes_a_kill_before_the_result_is_stored(
@@ -209,6 +207,6 @@ def test_a_backup_kept_past_fit_resumes_a_kill_before_the_result_is_stored(
     assert kept.backed_up_epochs() == 2  # then killed: nothing stored
     model = toy_model()
     resumed = fit(model, backup, epochs=3)
-    assert_resumed_like(model, resumed, *uninterrupted[::-1], first_epoch=3)
+    assert_resumed_like(model, resumed, uninterrupted, first_epoch=3)
     kept.remove()
     assert not os.path.exists(backup)
