@@ -20,6 +20,11 @@ from kdplug.storage import fingerprint_path
 from kdplug.teacher.cache_admin import TEACHER_INFO as INFO
 from kdplug.teacher.cache_admin import TEACHER_TRAINED as TRAINED
 from kdplug.teacher.cache_admin import TEACHER_WEIGHTS as WEIGHTS
+
+# While fine-tuning, beside the weights: the epoch backup and early
+# stopping's state, both removed once the weights are cached.
+BACKUP = "backup"
+EARLY_STOPPING = "early_stopping"
 from kdplug.teacher.objectives import ClassificationObjective
 from kdplug.training.build_state import build_training_state
 from kdplug.training.callbacks.keep_best_epoch import KeepBestEpoch
@@ -146,7 +151,7 @@ class TeacherFinetuner:
                              "(the run that fine-tuned them stopped): evaluating them",
                              self.cache_dir)
                     self._compile(teacher, train_ds, jit_compile)  # as evaluated after fit
-                    for leftover in ("backup", "early_stopping"):  # if killed before
+                    for leftover in (BACKUP, EARLY_STOPPING):  # if killed before
                         shutil.rmtree(self._path(leftover), ignore_errors=True)
                     return dict(self._complete(teacher, val_ds, trained), cached=True)
                 log.info("teacher: loaded fine-tuned weights from %s", self.cache_dir)
@@ -165,7 +170,7 @@ class TeacherFinetuner:
         # An interrupted fine-tuning resumes at its first unfinished epoch
         # (the backup lives in the entry's folder until the weights are
         # cached; early stopping's state beside it is written first).
-        backup = ResumableBackup(os.path.join(self.cache_dir, "backup"),
+        backup = ResumableBackup(self._path(BACKUP),
                                  "teacher fine-tuning", remove_at_end=False)
         # marked first: an unfinished entry lists as partial (`kdplug cache`)
         storage.mark_entry(self.cache_dir, "teacher", os.path.basename(self.cache_dir),
@@ -268,7 +273,7 @@ class TeacherFinetuner:
                 "teacher.finetune.early_stopping)",
                 self.config.file, "teacher.finetune.early_stopping")
         return KeepBestEpoch(
-            os.path.join(self.cache_dir, "early_stopping"), cfg.monitor, maximize=cfg.maximize,
+            self._path(EARLY_STOPPING), cfg.monitor, maximize=cfg.maximize,
             patience=cfg.patience, min_delta=cfg.min_delta,
             stage="teacher fine-tuning", file=self.config.file,
             field="teacher.finetune.early_stopping.monitor")

@@ -125,11 +125,12 @@ class CustomLoopTrainer:
                 weights, optimizer, epoch): an interrupted `fit` resumes
                 from the last finished epoch (none is written after the
                 epoch training ends with), and the folder is removed when
-                `fit` returns (see `remove_backup`). Under multi-worker, the chief writes it and the
-                other workers write to a temporary folder; all of them resume
-                from it, so it must be a path every worker can read (a shared
-                file system). Workers that would resume from different epochs
-                raise a `KdplugError` instead of hanging.
+                `fit` returns (see `remove_backup`). Under multi-worker, the
+                chief writes it and the other workers write to a temporary
+                folder; all of them resume from it, so it must be a path
+                every worker can read (a shared file system). Workers that
+                would resume from different epochs raise a `KdplugError`
+                instead of hanging.
             remove_backup: False keeps `backup_dir` when `fit` returns, for
                 the caller to remove once it has stored what `fit` trained
                 (a kill in between then resumes at the last epoch).

@@ -142,8 +142,8 @@ class KeepBestEpoch(keras.callbacks.Callback):
             name = WEIGHTS.format(epoch + 1)
             storage.save_weights(self._target(), os.path.join(self.folder, name),
                                  include_optimizer=False)
-            before = max(self.files, default=None)  # the best epoch before this one
-            self.files = {e: self.files[e] for e in [before] if e is not None}
+            # this one and the best epoch before it (the latest kept so far)
+            self.files = {e: self.files[e] for e in sorted(self.files)[-1:]}
             self.files[epoch] = name
         storage.write_json(os.path.join(self.folder, STATE), {
             "monitor": self.monitor, "values": self.values, "kept": self.files})

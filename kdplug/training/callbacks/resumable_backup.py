@@ -85,13 +85,14 @@ class ResumableBackup(keras.callbacks.Callback):
         if not os.path.isdir(self.backup_dir):
             return
         storage.remove_stale_temporaries(self.backup_dir)
-        fresh = None  # the state before a load, for one that fails half-way
-        for epoch, path in self._backups():
+        backups = list(self._backups())
+        if backups:
             optimizer = getattr(self.model, "optimizer", None)
             if optimizer is not None and not optimizer.built:  # its state is in the file
                 optimizer.build(self.model.trainable_variables)
             variables = self.model.weights + (optimizer.variables if optimizer else [])
-            fresh = fresh or [(v, v.numpy()) for v in variables]
+            fresh = [(v, v.numpy()) for v in variables]  # undoes a half-way load
+        for epoch, path in backups:
             try:
                 self.model.load_weights(path)
             except Exception as error:  # noqa: BLE001 - any unreadable file
