@@ -27,7 +27,10 @@ from kdplug.storage import cache_root
 from kdplug.storage import format_size
 
 # The on-disk layout of a teacher-outputs entry (`TeacherCache` writes it).
-FORMAT_VERSION = 1
+# Format 2: shard k holds the examples at positions `order[k*size:(k+1)*size]`
+# of a seeded permutation (each shard a random sample of the split, its
+# example indices stored beside the taps); format 1 held them in file order.
+FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
 INFO = "info.json"
 SHARD = "shard-{:05d}.npz"

@@ -7,6 +7,13 @@ outputs depend on (the teacher's weight arrays, the texts and labels, the
 tokenizer and sequence length, the taps, the stored dtype and the shard size),
 so a changed input simply misses and is computed again under a new key.
 
+Shards hold the examples in a seeded random order, not the order of the file:
+shard `k` holds the examples at positions `order[k * shard_size:(k + 1) *
+shard_size]` of a fixed permutation (`example_order`), with their indices
+stored beside the taps. Every shard is then a random sample of the split, so
+`stream()`, which reads a few shards at a time, gives batches that are random
+samples even when the file is sorted by label (docs/cache.md, "Data order").
+
 Writes are atomic (temporary name, `fsync`, `os.replace`) and `manifest.json`
 is written last: an interrupted precompute leaves only whole shards behind, and
 the next run computes just the shards that are missing.
@@ -44,6 +51,15 @@ from kdplug.teacher.fingerprints import encoder_fingerprint
 from kdplug.teacher.fingerprints import teacher_fingerprint
 
 log = logging.getLogger(__name__)
+
+# The seed of the permutation that spreads a split's examples over the
+# shards (part of the on-disk format, `FORMAT_VERSION`), and the name of
+# the example indices stored in each shard.
+ORDER_SEED = 0
+INDEX = "index"
+# Seeds the draws that order each shard's rows per epoch (two tf.data
+# random streams with the same seed draw the same numbers).
+SHARD_DRAW_OFFSET = 2
 
 
 class TeacherCache:
@@ -115,6 +131,7 @@ class TeacherCache:
         self.run_eagerly = bool(run_eagerly)
         self.jit_compile = bool(jit_compile)
         _warn_if_special_tokens_split(encoder, examples)
+        self.order = example_order(self.num_examples)
         self.components = self._components()
         self.key = fingerprint(self.components)
         self.path = os.path.join(self.root, self.key)
@@ -130,8 +147,14 @@ class TeacherCache:
         return max(1, -(-self.num_examples // self.shard_size))
 
     def shard_range(self, index):
+        """`(start, stop)`: the positions in `order` that shard `index` holds."""
         start = index * self.shard_size
         return start, min(start + self.shard_size, self.num_examples)
+
+    def shard_indices(self, index):
+        """The indices into `examples` of the rows of shard `index`, in the
+        order they are stored (a random sample of the split)."""
+        return self.order[slice(*self.shard_range(index))]
 
     def shard_path(self, index):
         return os.path.join(self.path, SHARD.format(index))
@@ -179,6 +202,7 @@ class TeacherCache:
             log.info(f"teacher cache: hit {self.key} "
                      f"({self.num_examples} examples, {format_size(size)})")
             return self._result([], list(range(self.num_shards)), size, start)
+        self._note_earlier_format()
         storage.mark_entry(self.path, "teacher-outputs", self.key)
         storage.remove_stale_temporaries(self.path)
         was_complete = os.path.exists(os.path.join(self.path, MANIFEST))
@@ -190,8 +214,7 @@ class TeacherCache:
         missing = []
         reused = []
         for index in range(self.num_shards):
-            lo, hi = self.shard_range(index)
-            if self._valid_shard(self.shard_path(index), hi - lo):
+            if self._valid_shard(index):
                 reused.append(index)
             else:
                 missing.append(index)
@@ -218,7 +241,7 @@ class TeacherCache:
                 "bytes": os.path.getsize(self.shard_path(index)),
                 "sha256": storage.file_sha256(self.shard_path(index)),
             })
-        manifest = dict(self._info(), shards=shard_rows,
+        manifest = dict(self._info(), shards=shard_rows, order_seed=ORDER_SEED,
                         tap_shapes=self._tap_shapes(), complete=True)
         manifest["bytes"] = sum(s["bytes"] for s in shard_rows)
         _write_json(os.path.join(self.path, MANIFEST), manifest)
@@ -289,8 +312,12 @@ class TeacherCache:
                 continue
             try:
                 with np.load(io.BytesIO(data)) as arrays:
+                    rows = arrays[INDEX]
+                    expected = self.order[shard["start"]:shard["stop"]]
+                    if not np.array_equal(rows, expected):
+                        raise ValueError("its example indices are not the entry's")
                     for tap in self.taps:
-                        out[tap][shard["start"]:shard["stop"]] = arrays[tap]
+                        out[tap][rows] = arrays[tap]
             except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
                 damaged.append((shard["file"], f"unreadable: {e}"))
         if damaged:
@@ -328,16 +355,20 @@ class TeacherCache:
         cached taps, read from disk shard by shard.
 
         Never holds the split's outputs in memory: `tf.data` reads
-        `cycle_length` shards at a time (interleaved, in parallel,
-        prefetched), tokenises each shard's texts as it is read, and casts
-        the stored taps to float32 per batch. With `shuffle`, the shard
-        order is reshuffled every epoch and examples are mixed in a buffer
-        of one shard (`cache.shard_size` examples): a seeded, deterministic
-        order that is not the whole-split permutation of
-        `TextEncoder.dataset(..., extra=load())`. Peak memory is about
-        `cycle_length + 1` shards plus two batches, whatever the number of
-        examples (bench/cache_memory.py): lower `cache.shard_size` for large
-        taps (hidden states, attention maps).
+        `cycle_length` shards at a time (in parallel, prefetched), tokenises
+        each shard's texts as it is read, and casts the stored taps to
+        float32 per batch. Each shard is a random sample of the split (the
+        cache stores the examples in a seeded random order, not the file's),
+        so batches are random samples of the split whatever order the data
+        came in. With `shuffle`, every epoch reads the shards in a new order,
+        each shard's rows in a new order, takes examples from `cycle_length`
+        shards in turn (one example at a time, not whole shards), and mixes
+        them in a buffer of one shard: a seeded, deterministic order, drawn
+        anew each epoch. Without `shuffle`, the examples come in the stored
+        order (`order`). Peak memory is about `cycle_length + 1` shards plus
+        two batches, whatever the number of examples
+        (bench/cache_memory.py): lower `cache.shard_size` for large taps
+        (hidden states, attention maps).
 
         Args:
             batch_size: int.
@@ -348,7 +379,8 @@ class TeacherCache:
                 model inputs of a shard's `Examples`; default the cache's
                 encoder (`encoder.encode_examples`). The cached taps are
                 added under `"teacher/<tap>"`.
-            cycle_length: int. Shards read concurrently.
+            cycle_length: int. Shards read concurrently (and taken from in
+                turn).
             length_buckets: a `kdplug.data.length_buckets.LengthBuckets`:
                 batches of similar lengths, each cut (inputs and per-token
                 taps) to its longest sentence; adds a window and a buffer
@@ -369,14 +401,16 @@ class TeacherCache:
         labels = np.asarray(self.examples.labels)
         taps = self.taps
 
-        def read(index):
-            lo, hi = self.shard_range(int(index))
-            part = self.examples.select(range(lo, hi))
-            row = dict(features(part))
+        def read(index, draw):
             with np.load(self.shard_path(int(index))) as data:
+                rows = data[INDEX]
+                # this epoch's order of the shard's rows
+                within = (np.random.default_rng(int(draw)).permutation(len(rows))
+                          if shuffle else np.arange(len(rows)))
+                row = dict(features(self.examples.select(rows[within])))
                 for tap in taps:
-                    row[keys.teacher_key(tap)] = data[tap]
-            yield row, labels[lo:hi]
+                    row[keys.teacher_key(tap)] = data[tap][within]
+            yield row, labels[rows[within]]
 
         # The element signature from one example's features and the
         # manifest's tap shapes (no shard is read before training starts).
@@ -389,16 +423,21 @@ class TeacherCache:
             tf.TensorSpec((None, *labels.shape[1:]), tf.as_dtype(labels.dtype)),
         )
 
-        def shard(index):
-            return tf.data.Dataset.from_generator(read, args=(index,),
-                                                  output_signature=signature)
+        def examples_of(index, draw):
+            return tf.data.Dataset.from_generator(
+                read, args=(index, draw), output_signature=signature).unbatch()
 
-        ds = tf.data.Dataset.range(self.num_shards)
+        shards = tf.data.Dataset.range(self.num_shards)
+        # one draw per shard and epoch: the order of its rows
+        draws = tf.data.Dataset.random(seed=seed + SHARD_DRAW_OFFSET,
+                                       rerandomize_each_iteration=True)
         if shuffle:
-            ds = ds.shuffle(self.num_shards, seed=seed, reshuffle_each_iteration=True)
-        ds = ds.interleave(shard, cycle_length=cycle_length,
-                           num_parallel_calls=cycle_length, deterministic=True)
-        ds = ds.unbatch()
+            shards = shards.shuffle(self.num_shards, seed=seed,
+                                    reshuffle_each_iteration=True)
+        cycle = cycle_length if shuffle else 1  # unshuffled: the stored order
+        ds = tf.data.Dataset.zip((shards, draws)).interleave(
+            examples_of, cycle_length=cycle, block_length=1,
+            num_parallel_calls=cycle, deterministic=True)
         if shuffle:
             ds = ds.shuffle(min(self.shard_size, self.num_examples), seed=seed + 1,
                             reshuffle_each_iteration=True)
@@ -419,16 +458,17 @@ class TeacherCache:
 
     # -------------------------------------------------------------- helpers
     def _missing_shards(self, missing):
-        """Yields `(index, {tap: array})` for the given shards, in order,
-        one shard in memory at a time."""
+        """Yields `(index, {tap: array, INDEX: example indices})` for the
+        given shards, in order, one shard in memory at a time."""
         for index in missing:
-            lo, hi = self.shard_range(index)
+            rows = self.shard_indices(index)
             outputs = {tap: [] for tap in self.taps}
-            for result in self._outputs(self.examples.select(range(lo, hi))):
+            for result in self._outputs(self.examples.select(rows)):
                 for tap in self.taps:
                     outputs[tap].append(_storable(
                         keras.ops.convert_to_numpy(result[tap]), self.dtype))
-            yield index, {t: np.concatenate(v, axis=0) for t, v in outputs.items()}
+            arrays = {t: np.concatenate(v, axis=0) for t, v in outputs.items()}
+            yield index, dict(arrays, **{INDEX: rows})
 
     def _outputs(self, part):
         """Yields the teacher's taps batch by batch."""
@@ -454,19 +494,39 @@ class TeacherCache:
         with np.load(self.shard_path(0)) as data:
             return {tap: list(data[tap].shape[1:]) for tap in self.taps}
 
-    def _valid_shard(self, path, rows):
+    def _valid_shard(self, index):
+        """True when shard `index` is on disk, readable, holds this entry's
+        rows (its stored example indices) and every tap in the stored dtype."""
+        path = self.shard_path(index)
         if not os.path.isfile(path):
             return False
+        rows = self.shard_indices(index)
         try:
             with np.load(path) as data:
-                return all(
+                return INDEX in data.files and np.array_equal(data[INDEX], rows) and all(
                     tap in data.files
-                    and data[tap].shape[0] == rows
+                    and data[tap].shape[0] == len(rows)
                     and data[tap].dtype == np.dtype(self.dtype)
                     for tap in self.taps
                 )
         except (OSError, ValueError, EOFError, zipfile.BadZipFile):
             return False
+
+    def _note_earlier_format(self):
+        """Logs once when the same outputs were cached by an earlier kdplug
+        in file order (format 1): that entry is never read, since a file
+        sorted by label would stream as one-class batches."""
+        components = {k: v for k, v in self.components.items()}
+        components["format"] = 1
+        earlier = os.path.join(self.root, fingerprint(components))
+        if os.path.isfile(os.path.join(earlier, MANIFEST)):
+            log.warning(
+                "teacher cache: entry %s holds these outputs in the file's order "
+                "(written by kdplug 0.2.0 or earlier), which can stream batches of "
+                "one class; computing them again in a shuffled order as %s "
+                "(`kdplug cache rm %s` frees %s)", os.path.basename(earlier),
+                self.key, os.path.basename(earlier),
+                format_size(storage.dir_size(earlier)))
 
     def _components(self):
         return {
@@ -505,6 +565,19 @@ class TeacherCache:
             "cached": not computed,
             "seconds": time.perf_counter() - start,
         }
+
+
+def example_order(num_examples):
+    """The order in which a teacher-output entry stores `num_examples`
+    examples: a permutation seeded by `ORDER_SEED` (the same for every
+    entry of that size, so a resumed precompute finds its shards).
+
+    Examples:
+
+    >>> sorted(example_order(5).tolist())
+    [0, 1, 2, 3, 4]
+    """
+    return np.random.default_rng(ORDER_SEED).permutation(int(num_examples))
 
 
 class DamagedEntry(KdplugError):

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from kdplug import storage
 from kdplug import testing
 from kdplug.cli import main
 from kdplug.data import Examples
@@ -459,9 +460,14 @@ def test_stream_reads_every_example_once_with_its_outputs(tmp_path, teacher, enc
                         root=str(tmp_path))
     cache.precompute()
     loaded = cache.load()
-    plain = list(encoder.dataset(examples, 8, extra=loaded))
+    # Stored in a seeded random order (each shard a random sample), which
+    # an unshuffled stream keeps: the same batches as the examples and the
+    # loaded outputs taken in that order, as float32.
+    assert sorted(cache.order.tolist()) == list(range(len(examples)))
+    assert not np.array_equal(cache.order, np.arange(len(examples)))
+    plain = list(encoder.dataset(examples.select(cache.order), 8,
+                                 extra={k: v[cache.order] for k, v in loaded.items()}))
     streamed = list(cache.stream(8))
-    # Without shuffling: the same batches, in the same order, as float32.
     assert len(streamed) == len(plain) == 5
     for (xs, ys), (xp, yp) in zip(streamed, plain):
         assert sorted(xs) == sorted(xp)
@@ -545,3 +551,38 @@ def test_float16_attention_scores_stay_finite(tmp_path, teacher, encoder, exampl
     kept = exact > -1e4
     np.testing.assert_allclose(stored[kept], exact[kept], rtol=2e-3, atol=2e-3)
     assert (stored[~kept] == -np.finfo(np.float16).max).all()
+
+
+def test_an_entry_in_file_order_is_never_read_and_is_named_once(
+        tmp_path, teacher, encoder, examples, kdplug_log):
+    # kdplug 0.2.0 stored shards in the file's order (format 1): a file
+    # sorted by label streamed one-class batches. Such an entry is not read;
+    # the outputs are computed again in shuffled order, and the old entry is
+    # named once so that the user can remove it.
+    root = str(tmp_path / "outputs")
+    cache = eager_cache(teacher, encoder, examples, ["logits"], root=root)
+    earlier = dict(cache.components, format=1)
+    old_path = os.path.join(root, storage.fingerprint(earlier))
+    os.makedirs(old_path)
+    storage.write_json(os.path.join(old_path, "manifest.json"), {"complete": True})
+    assert old_path != cache.path
+    cache.precompute()
+    messages = [m for m in kdplug_log() if "in the file's order" in m]
+    assert len(messages) == 1 and os.path.basename(old_path) in messages[0]
+    assert cache.is_complete() and os.path.isdir(old_path)
+    assert eager_cache(teacher, encoder, examples, ["logits"], root=root).precompute()[
+        "cached"]
+    assert len([m for m in kdplug_log() if "in the file's order" in m]) == 1
+
+
+def test_a_shard_of_other_rows_is_recomputed(tmp_path, teacher, encoder, examples):
+    cache = eager_cache(teacher, encoder, examples, ["logits"], shard_size=16,
+                        root=str(tmp_path))
+    expected = cache.get()["teacher/logits"]
+    with np.load(cache.shard_path(1)) as data:
+        arrays = dict(data)
+    arrays["index"] = arrays["index"][::-1]  # the rows of another order
+    storage.write_npz(cache.shard_path(1), arrays)
+    os.remove(os.path.join(cache.path, "manifest.json"))
+    assert cache.precompute()["computed"] == [1]
+    np.testing.assert_array_equal(cache.load()["teacher/logits"], expected)
