@@ -5,10 +5,13 @@ from kdplug import keys
 from kdplug.models import flops
 from kdplug.models.encoder_taps import run_encoder
 from kdplug.models.nested_config import deserialize_nested
+from kdplug.models.sentence_pooling import check_pooling
+from kdplug.models.sentence_pooling import pool_sequence
+from kdplug.models.sentence_pooling import reads_every_position
 from kdplug.models.tap_names import add_head_taps
 from kdplug.models.tap_names import check_tap_names
 from kdplug.models.tap_names import depth_needed
-from kdplug.models.tap_names import sequence_taps
+from kdplug.models.tap_names import top_sequence_taps
 from kdplug.models.tap_names import transformer_tap_width
 from kdplug.models.tap_names import transformer_taps
 
@@ -17,6 +20,19 @@ def transformer_offers(num_layers):
     """The taps of a transformer classifier, as error messages list them."""
     return (f"embeddings, hidden/1..{num_layers}, cls/<i>, attention/<i>, "
             "attention_scores/<i>, pooled, logits")
+
+
+def check_cls_head(model, task_name):
+    """Raises `KdplugError` when `model` pools other than [CLS]: keras-hub's
+    `task_name` (what `to_task()` builds, a keras-hub preset) reads [CLS],
+    so a mean-pooled model would predict differently there."""
+    from kdplug.errors import KdplugError
+
+    if model.pooling != "cls":
+        raise KdplugError(
+            f"{model.name!r} pools its sentence with pooling={model.pooling!r}; "
+            f"keras-hub's {task_name} reads the [CLS] vector, so it cannot "
+            "rebuild this model (export it as 'keras' or 'saved_model')")
 
 
 def embed_inputs(backbone, inputs):
@@ -77,7 +93,8 @@ class BertClassifier(TappedClassifier):
     returns only the named intermediate outputs that were asked for; layers
     above the deepest requested tap are not run at all, and the deepest one
     runs for its [CLS] position only when nothing reads its other positions
-    (`cls_only_layer`; e.g. `call()`, whose logits read the top [CLS]).
+    (`cls_only_layer`; e.g. `call()`, whose logits read the top [CLS] with
+    `pooling="cls"`).
 
     Tap names (layer indices are 1-based, as in the papers):
     - `embeddings`: embedding-layer output, `(batch, seq, hidden)`.
@@ -93,7 +110,8 @@ class BertClassifier(TappedClassifier):
       layer's own query/key projections, which costs
       `4 S H^2 + 2 S^2 H` extra FLOPs per layer and example (about 18% of a
       layer at `S=64, H=384, I=1536`), paid only when the tap is requested.
-    - `pooled`: the pooler output, `(batch, hidden)`.
+    - `pooled`: the pooler output, `(batch, hidden)`: the backbone's
+      `pooled_dense` (tanh) on the sentence vector `pooling` reads.
     - `logits`: `(batch, num_classes)`; with `per_token=True`,
       `(batch, seq, num_classes)`.
 
@@ -105,11 +123,21 @@ class BertClassifier(TappedClassifier):
     used for `logits`). The other taps are unchanged (`pooled` is still the
     [CLS] pooler output).
 
+    `pooling` is how the sentence head reads the last layer: `"cls"` (its
+    [CLS] vector, as keras-hub's and Hugging Face's BERT classifiers) or
+    `"mean"` (the mean of its states over the real, non-padding positions
+    of `padding_mask`, as sentence-transformers checkpoints were trained),
+    then `pooled_dense` and the classifier either way. With `"mean"` the
+    top layer runs for every position whenever `pooled` or `logits` is
+    read. A per-token head pools nothing: it takes `"cls"` only (a
+    `ValueError` otherwise).
+
     Args:
         backbone: a `keras_hub.models.BertBackbone`.
         num_classes: int. Number of output classes (1 for regression).
         dropout: float. Dropout before the classifier.
         per_token: bool. Classify every position instead of the sequence.
+        pooling: `"cls"` or `"mean"`: what the sentence head reads.
 
     Examples:
 
@@ -121,19 +149,21 @@ class BertClassifier(TappedClassifier):
     taps = model.taps(inputs, ["hidden/1", "logits"])
     tagger = BertClassifier(backbone, num_classes=17, per_token=True)
     tagger(inputs).shape  # (batch, seq, 17)
+    encoder = BertClassifier(backbone, num_classes=2, pooling="mean")
     ```
     """
 
     input_keys = keys.TOKEN_INPUTS
-    config_attributes = ("num_classes", "dropout", "per_token")
+    config_attributes = ("num_classes", "dropout", "per_token", "pooling")
 
     def __init__(self, backbone, num_classes, dropout=0.1, per_token=False,
-                 **kwargs):
+                 pooling="cls", **kwargs):
         super().__init__(**kwargs)
         self.backbone = backbone
         self.num_classes = int(num_classes)
         self.dropout = float(dropout)
         self.per_token = bool(per_token)
+        self.pooling = check_pooling(pooling, self.per_token)
         self.output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
         self.classifier = keras.layers.Dense(
             self.num_classes,
@@ -158,7 +188,8 @@ class BertClassifier(TappedClassifier):
     def to_task(self, preprocessor=None):
         """keras-hub's `BertTextClassifier` on this model's backbone, with
         its classifier's weights (`output_dropout`, `output_dense`: the same
-        head), e.g. to `save_to_preset` it; not for `per_token` models."""
+        head), e.g. to `save_to_preset` it; not for `per_token` models, nor
+        mean-pooled ones (keras-hub's classifier reads [CLS])."""
         import keras_hub
 
         from kdplug.errors import KdplugError
@@ -167,6 +198,7 @@ class BertClassifier(TappedClassifier):
             raise KdplugError(
                 f"{self.name!r} classifies every token; keras-hub's "
                 "BertTextClassifier classifies sentences")
+        check_cls_head(self, "BertTextClassifier")
         task = keras_hub.models.BertTextClassifier(
             backbone=self.backbone, num_classes=self.num_classes,
             preprocessor=preprocessor, dropout=self.dropout)
@@ -186,9 +218,11 @@ class BertClassifier(TappedClassifier):
         `(L - 1) (8 S H^2 + 4 S^2 H + 4 S H I) + (4 S H^2 + 4 H^2 + 4 S H +
         4 H I) + 2 H^2 + 2 H C`: the encoder layers (the top one for its
         [CLS] position only, as `call()` runs it), the pooler and the
-        classifier; embedding lookups cost nothing. With `per_token`:
-        `L (8 S H^2 + 4 S^2 H + 4 S H I) + 2 S H C` (every layer in full,
-        the classifier at every position, no pooler).
+        classifier; embedding lookups cost nothing. With
+        `pooling="mean"`: `L (8 S H^2 + 4 S^2 H + 4 S H I) + 2 H^2 + 2 H C`
+        (every layer in full; the mean itself is no matmul). With
+        `per_token`: `L (8 S H^2 + 4 S^2 H + 4 S H I) + 2 S H C` (every
+        layer in full, the classifier at every position, no pooler).
         """
         s, h = int(sequence_length), self.hidden_dim
         i = self.backbone.intermediate_dim
@@ -196,9 +230,10 @@ class BertClassifier(TappedClassifier):
         if self.per_token:
             return (self.num_layers * layer
                     + flops.dense_flops(s, h, self.num_classes))
+        top = layer if self.pooling == "mean" else flops.cls_only_layer_flops(s, h, i)
         return (
             (self.num_layers - 1) * layer
-            + flops.cls_only_layer_flops(s, h, i)
+            + top
             + flops.dense_flops(1, h, h)
             + flops.dense_flops(1, h, self.num_classes)
         )
@@ -216,19 +251,27 @@ class BertClassifier(TappedClassifier):
                         training=training)
         head_names = names - {"logits"} if self.per_token else names
         add_head_taps(out, head_names, x, bb.pooled_dense, self.classifier,
-                      self.output_dropout, training=training)
+                      self.output_dropout, training=training,
+                      padding_mask=padding_mask, pooling=self.pooling)
         if self.per_token and "logits" in names:
             out["logits"] = self.classifier(
                 self.output_dropout(x, training=training))
         return out
 
-    def _sequence_taps(self, i):
-        """Layer `i`'s taps that read every position; per token, the
-        top layer's `logits` too."""
-        taps = sequence_taps(i)
-        if self.per_token and i == self.num_layers:
-            taps = taps | {"logits"}
-        return taps
+    def pooled_output(self, x, padding_mask):
+        """The `pooled` tap of the top layer's states `x` `(batch, seq,
+        hidden)`: `pooled_dense` on the sentence vector `pooling` reads
+        (for code that runs the layers itself, e.g. FastBERT's adaptive
+        inference)."""
+        return self.backbone.pooled_dense(pool_sequence(x, padding_mask, self.pooling))
+
+    @property
+    def _sequence_taps(self):
+        """Layer `i -> its taps that read every position`; at the top
+        layer, the head's taps with mean pooling and a per-token head's
+        `logits` too."""
+        return top_sequence_taps(
+            self.num_layers, reads_every_position(self.pooling, self.per_token))
 
     def _depth_needed(self, names):
         return depth_needed(names, self.num_layers)

@@ -4,6 +4,7 @@ from keras import ops
 from kdplug import keys
 from kdplug.models import flops
 from kdplug.models.bottleneck_transformer_block import BottleneckTransformerBlock
+from kdplug.models.sentence_pooling import check_pooling
 from kdplug.models.tap_names import add_head_taps
 from kdplug.models.tap_names import add_layer_taps
 from kdplug.models.tap_names import check_tap_names
@@ -24,8 +25,9 @@ class BottleneckBertClassifier(keras.Model):
     concatenated with the previous and next token's (MobileBERT's trigram
     input, width `3 * embedding_dim`) and projected to `hidden_dim`, plus
     position and segment embeddings, layer norm and dropout. Then
-    `num_layers` `BottleneckTransformerBlock`s, a tanh pooler on [CLS] and a
-    dense classifier.
+    `num_layers` `BottleneckTransformerBlock`s, a tanh pooler on [CLS] (or,
+    with `pooling="mean"`, on the mean of the last block's states over the
+    real, non-padding positions) and a dense classifier.
 
     `hidden_dim` is the inter-block width, normally the teacher's hidden
     size, so that `hidden/<i>` and `embeddings` match the teacher's widths.
@@ -55,6 +57,8 @@ class BottleneckBertClassifier(keras.Model):
         activation: feed-forward activation.
         dropout: float.
         layer_norm_epsilon: float.
+        pooling: `"cls"` or `"mean"`: what the pooler reads
+            (`kdplug.models.sentence_pooling`).
 
     Examples:
 
@@ -72,8 +76,9 @@ class BottleneckBertClassifier(keras.Model):
                  intra_dim=128, num_heads=4, intermediate_dim=512,
                  num_feedforward=4, embedding_dim=128, trigram_embeddings=True,
                  max_sequence_length=512, num_segments=2, activation="relu",
-                 dropout=0.1, layer_norm_epsilon=1e-12, **kwargs):
+                 dropout=0.1, layer_norm_epsilon=1e-12, pooling="cls", **kwargs):
         super().__init__(**kwargs)
+        self.pooling = check_pooling(pooling)
         self.vocabulary_size = int(vocabulary_size)
         self.num_classes = int(num_classes)
         self._num_layers = int(num_layers)
@@ -203,15 +208,17 @@ class BottleneckBertClassifier(keras.Model):
                 x = block(x, padding_mask=padding_mask, training=training)
             add_layer_taps(out, names, i, x)
         add_head_taps(out, names, x, self.pooled_dense, self.classifier,
-                      self.output_dropout, training=training)
+                      self.output_dropout, training=training,
+                      padding_mask=padding_mask, pooling=self.pooling)
         return out
 
     def flops_per_example(self, sequence_length):
         """Analytic forward FLOPs of one example (see `kdplug.models.flops`).
 
         Embedding projection `2 S (kE) H` (k = 3 with trigrams), every
-        block's `BottleneckTransformerBlock.flops_per_example`, the pooler
-        `2 H^2` and the classifier `2 H C`.
+        block's `BottleneckTransformerBlock.flops_per_example` (every block
+        runs in full, so either pooling costs the same), the pooler `2 H^2`
+        and the classifier `2 H C`.
         """
         s, h = int(sequence_length), self.hidden_dim
         total = sum(b.flops_per_example(s) for b in self.blocks)
@@ -240,6 +247,7 @@ class BottleneckBertClassifier(keras.Model):
                 "activation": self.activation,
                 "dropout": self.dropout,
                 "layer_norm_epsilon": self.layer_norm_epsilon,
+                "pooling": self.pooling,
             }
         )
         return config

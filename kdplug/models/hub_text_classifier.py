@@ -4,11 +4,15 @@ from kdplug import keys
 from kdplug.errors import KdplugError
 from kdplug.models import flops
 from kdplug.models.bert_classifier import TappedClassifier
+from kdplug.models.bert_classifier import check_cls_head
 from kdplug.models.encoder_taps import run_encoder
 from kdplug.models.hub_family import family_of
+from kdplug.models.sentence_pooling import check_pooling
+from kdplug.models.sentence_pooling import pool_sequence
+from kdplug.models.sentence_pooling import reads_every_position
 from kdplug.models.tap_names import check_tap_names
 from kdplug.models.tap_names import depth_needed
-from kdplug.models.tap_names import sequence_taps
+from kdplug.models.tap_names import top_sequence_taps
 from kdplug.models.tap_names import transformer_tap_width
 from kdplug.models.tap_names import transformer_taps
 
@@ -22,7 +26,10 @@ class HubTextClassifier(TappedClassifier):
     `kdplug.models.HubFamily` says how each family forms them) followed by
     the head keras-hub's `<Family>TextClassifier` puts on the [CLS] vector
     (for RoBERTa: dropout, a tanh `pooled_dense`, dropout, the classifier),
-    so a keras-hub text classifier converts both ways with its weights:
+    or with `pooling="mean"` on the mean of the last layer's states over
+    the real (non-padding) positions, the same head after it; with
+    `pooling="cls"` a keras-hub text classifier converts both ways with its
+    weights:
     `from_task(task)` keeps a fine-tuned head, `to_task(preprocessor)`
     gives the keras-hub model to ship (`save_to_preset`). kdplug's
     `BertClassifier` remains BERT's tapped model; this class serves the
@@ -32,14 +39,17 @@ class HubTextClassifier(TappedClassifier):
     projected when the family's embeddings are narrower), `hidden/<i>`,
     `cls/<i>`, `attention/<i>` and `attention_scores/<i>` (families whose
     layers are keras-hub `TransformerEncoder`s: not DeBERTaV3), `pooled`
-    (the [CLS] vector through the pooler), `logits`. ALBERT's layer `i` is
-    the `i`-th call of its shared layers.
+    (the sentence vector `pooling` reads, through the pooler), `logits`.
+    ALBERT's layer `i` is the `i`-th call of its shared layers.
 
     Args:
         backbone: a keras-hub backbone of a family in
             `kdplug.models.hub_family.FAMILIES`.
         num_classes: int. Classes of the head (1 for regression).
         dropout: float. The head's dropout.
+        pooling: `"cls"` (keras-hub's head) or `"mean"` (see
+            `kdplug.models.sentence_pooling`); a mean-pooled model has no
+            keras-hub task (`to_task()` refuses it).
 
     Examples:
 
@@ -51,19 +61,21 @@ class HubTextClassifier(TappedClassifier):
     model.taps(inputs, ["hidden/1", "logits"])
     task = model.to_task()          # a keras_hub.models.RobertaTextClassifier
     again = HubTextClassifier.from_task(task)
+    mean = HubTextClassifier(backbone, num_classes=2, pooling="mean")  # no to_task()
     ```
     """
 
     input_keys = keys.TOKEN_INPUTS
-    config_attributes = ("num_classes", "dropout")
+    config_attributes = ("num_classes", "dropout", "pooling")
     per_token = False
 
-    def __init__(self, backbone, num_classes, dropout=0.1, **kwargs):
+    def __init__(self, backbone, num_classes, dropout=0.1, pooling="cls", **kwargs):
         super().__init__(**kwargs)
         self.backbone = backbone
         self.family = family_of(backbone)
         self.num_classes = int(num_classes)
         self.dropout = float(dropout)
+        self.pooling = check_pooling(pooling)
         dense = lambda units, name, activation=None: keras.layers.Dense(  # noqa: E731
             units, activation=activation, name=name,
             kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02))
@@ -114,7 +126,7 @@ class HubTextClassifier(TappedClassifier):
         """Analytic forward FLOPs of one example: `L (8 S H^2 + 4 S^2 H +
         4 S H I) + 2 H^2 + 2 H C` (every layer in full, the pooler and the
         classifier; embedding lookups and an embedding projection left
-        out)."""
+        out), for either pooling (the mean itself is no matmul)."""
         s, h = int(sequence_length), self.hidden_dim
         layer = flops.transformer_layer_flops(s, h, self.backbone.intermediate_dim)
         return (self.num_layers * layer + flops.dense_flops(1, h, h)
@@ -127,15 +139,17 @@ class HubTextClassifier(TappedClassifier):
         out = {}
         if "embeddings" in names:
             out["embeddings"] = x
+        sequence_taps = top_sequence_taps(self.num_layers,
+                                          reads_every_position(self.pooling))
         x = run_encoder(self.layers_in_order, x, names, out, padding_mask,
                         depth_needed(names, self.num_layers), sequence_taps,
                         training=training, layer_kwargs=layer_kwargs,
                         cls_only=self.family.offers_attention)
         if names & {"pooled", "logits"}:
-            cls = x[:, 0, :]
+            sentence = pool_sequence(x, padding_mask, self.pooling)
             if self.family.pooled_dropout:
-                cls = self.pooled_dropout(cls, training=training)
-            pooled = self.pooler(cls)
+                sentence = self.pooled_dropout(sentence, training=training)
+            pooled = self.pooler(sentence)
             if "pooled" in names:
                 out["pooled"] = pooled
             if "logits" in names:
@@ -149,7 +163,8 @@ class HubTextClassifier(TappedClassifier):
 
         Raises:
             KdplugError: keras-hub has no text classifier for the family
-                (ELECTRA).
+                (ELECTRA), or the model is mean-pooled (keras-hub's heads
+                read [CLS]).
         """
         import keras_hub
 
@@ -158,6 +173,7 @@ class HubTextClassifier(TappedClassifier):
                 f"keras-hub has no text classifier for the {self.family.name} "
                 "family, so this model cannot become a keras-hub task (export it "
                 "as keras or saved_model)")
+        check_cls_head(self, self.family.classifier)
         cls = getattr(keras_hub.models, self.family.classifier)
         task = cls(backbone=self.backbone, num_classes=self.num_classes,
                    preprocessor=preprocessor, dropout=self.dropout)
@@ -167,9 +183,11 @@ class HubTextClassifier(TappedClassifier):
         return task
 
     @classmethod
-    def from_task(cls, task, dropout=None):
+    def from_task(cls, task, dropout=None, pooling="cls"):
         """A tapped model sharing a keras-hub text classifier's backbone,
-        with its head's weights (a fine-tuned head is kept)."""
+        with its head's weights (a fine-tuned head is kept; trained on
+        [CLS], it reads other features with `pooling="mean"` until
+        fine-tuned)."""
         kernel, bias = task.output_dense.get_weights()
         if task.output_dense.activation not in (None, keras.activations.linear):
             raise KdplugError(
@@ -177,7 +195,8 @@ class HubTextClassifier(TappedClassifier):
                 f"({task.output_dense.activation.__name__}); kdplug's heads return "
                 "logits (save the classifier with activation=None)")
         rate = dropout if dropout is not None else getattr(task, "dropout", 0.1)
-        model = cls(task.backbone, num_classes=kernel.shape[-1], dropout=rate)
+        model = cls(task.backbone, num_classes=kernel.shape[-1], dropout=rate,
+                    pooling=pooling)
         model.classifier.set_weights([kernel, bias])
         if model.family.head == "classifier_pooler":
             model.pooler.set_weights(task.pooled_dense.get_weights())

@@ -1,6 +1,7 @@
 """Shared validation of tap names for kdplug's models."""
 
 from kdplug.errors import KdplugError
+from kdplug.models.sentence_pooling import pool_sequence
 
 
 def check_tap_names(model, names, offers):
@@ -55,11 +56,27 @@ def add_layer_taps(out, names, i, x):
         out[f"cls/{i}"] = x[:, 0, :]
 
 
+def top_sequence_taps(num_layers, head_taps):
+    """`i -> layer i's taps that read every position`: `sequence_taps(i)`,
+    and at the top layer (`num_layers`) `head_taps` too, the head's taps
+    that read all of it (`kdplug.models.sentence_pooling.reads_every_position`:
+    mean pooling, a per-token classifier). What `run_encoder` takes as
+    `sequence_taps`."""
+    head_taps = frozenset(head_taps)
+
+    def taps(i):
+        return sequence_taps(i) | head_taps if i == num_layers else sequence_taps(i)
+
+    return taps
+
+
 def add_head_taps(out, names, x, pooled_dense, classifier, output_dropout,
-                  training=False):
-    """Adds the `pooled` ([CLS] through `pooled_dense`) and `logits` taps."""
+                  training=False, padding_mask=None, pooling="cls"):
+    """Adds the `pooled` (the sentence vector through `pooled_dense`: [CLS],
+    or with `pooling="mean"` the mean of the positions `padding_mask`
+    keeps, `pool_sequence`) and `logits` taps."""
     if names & {"pooled", "logits"}:
-        pooled = pooled_dense(x[:, 0, :])
+        pooled = pooled_dense(pool_sequence(x, padding_mask, pooling))
         if "pooled" in names:
             out["pooled"] = pooled
         if "logits" in names:

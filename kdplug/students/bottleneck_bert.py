@@ -16,7 +16,7 @@ PRESETS = {
 
 def bottleneck_bert(vocabulary_size, num_classes, hidden_dim, num_layers,
                     preset="default", max_sequence_length=512, num_segments=2,
-                    dropout=0.1, **overrides):
+                    dropout=0.1, pooling="cls", **overrides):
     """A randomly initialised MobileBERT-style student.
 
     `hidden_dim` (the inter-block width) should be the teacher's hidden size
@@ -36,6 +36,8 @@ def bottleneck_bert(vocabulary_size, num_classes, hidden_dim, num_layers,
         max_sequence_length: int.
         num_segments: int.
         dropout: float.
+        pooling: `"cls"` or `"mean"`: what the pooler reads
+            (`BottleneckBertClassifier`); give the teacher's.
         **overrides: `BottleneckBertClassifier` arguments.
 
     Examples:
@@ -64,6 +66,7 @@ def bottleneck_bert(vocabulary_size, num_classes, hidden_dim, num_layers,
         max_sequence_length=max_sequence_length,
         num_segments=num_segments,
         dropout=dropout,
+        pooling=pooling,
         **args,
     )
     return force_trainable(student)

@@ -6,7 +6,7 @@ from kdplug.students.utils import force_trainable
 
 def narrow_bert(vocabulary_size, num_classes, num_layers=4, hidden_dim=312,
                 intermediate_dim=1200, num_heads=12, max_sequence_length=512,
-                num_segments=2, dropout=0.1, per_token=False):
+                num_segments=2, dropout=0.1, per_token=False, pooling="cls"):
     """A randomly initialised, narrower and shallower BERT (TinyBERT-style).
 
     The defaults are TinyBERT-4's shape (4 layers, hidden 312, FFN 1200, 12
@@ -29,6 +29,8 @@ def narrow_bert(vocabulary_size, num_classes, num_layers=4, hidden_dim=312,
         dropout: float.
         per_token: bool. Classify every position (token classification,
             `BertClassifier(per_token=True)`); give the teacher's.
+        pooling: `"cls"` or `"mean"`: what the sentence head reads
+            (`BertClassifier`); give the teacher's.
 
     Examples:
 
@@ -47,5 +49,5 @@ def narrow_bert(vocabulary_size, num_classes, num_layers=4, hidden_dim=312,
         num_segments=num_segments,
     )
     student = BertClassifier(backbone, num_classes=num_classes, dropout=dropout,
-                             per_token=per_token)
+                             per_token=per_token, pooling=pooling)
     return force_trainable(student)

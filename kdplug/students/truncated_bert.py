@@ -60,7 +60,9 @@ def truncated_bert(teacher, layers, num_classes, copy_head=True, dropout=0.1,
     students from the *pre-trained* model's layers, with a new classifier.
     The student is built from explicit arguments (never from the teacher's
     `get_config()`, which carries `trainable: False` once the teacher is
-    frozen) and every one of its weights is trainable.
+    frozen) and every one of its weights is trainable. It classifies as the
+    teacher does: per token with a per-token teacher, its sentence pooled
+    the teacher's way (`pooling`: [CLS] or the mean of every real token).
 
     Args:
         teacher: a `BertClassifier`.
@@ -98,9 +100,11 @@ def truncated_bert(teacher, layers, num_classes, copy_head=True, dropout=0.1,
         getattr(backbone, name).set_weights(weights_of(getattr(src, name)))
     for target, index in zip(backbone.transformer_layers, layers):
         target.set_weights(weights_of(src.transformer_layers[index]))
-    # A per-token teacher (token classification) gets a per-token student.
+    # A per-token teacher (token classification) gets a per-token student,
+    # a mean-pooled one a mean-pooled student.
     student = BertClassifier(backbone, num_classes=num_classes, dropout=dropout,
-                             per_token=getattr(teacher, "per_token", False))
+                             per_token=getattr(teacher, "per_token", False),
+                             pooling=getattr(teacher, "pooling", "cls"))
     if copy_head and teacher.num_classes == num_classes:
         student.classifier.set_weights(weights_of(teacher.classifier))
     return force_trainable(student)

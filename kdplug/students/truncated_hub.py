@@ -24,7 +24,8 @@ def truncated_hub(teacher, layers, num_classes, copy_head=True, dropout=0.1,
     used: every call reads the same weights). The head is copied when
     `copy_head` and the class count match, else new. With `pretrained` (a
     `PretrainedWeights` snapshot) values are read from the teacher before
-    fine-tuning. Every weight of the student is trainable.
+    fine-tuning. The student pools its sentence as the teacher does
+    (`pooling`). Every weight of the student is trainable.
 
     Args:
         teacher: a `kdplug.models.HubTextClassifier`.
@@ -65,7 +66,8 @@ def truncated_hub(teacher, layers, num_classes, copy_head=True, dropout=0.1,
     else:
         for target, index in zip(backbone.transformer_layers, layers):
             target.set_weights(weights_of(src.transformer_layers[index]))
-    student = HubTextClassifier(backbone, num_classes=num_classes, dropout=dropout)
+    student = HubTextClassifier(backbone, num_classes=num_classes, dropout=dropout,
+                                pooling=teacher.pooling)
     if copy_head and teacher.num_classes == num_classes:
         student.classifier.set_weights(weights_of(teacher.classifier))
         if family.head == "classifier_pooler":

@@ -19,12 +19,18 @@ _TOKENIZER_IGNORED = ("name", "trainable", "dtype", "vocabulary", "config_file")
 
 
 def teacher_fingerprint(model):
-    """sha256 of a model's weight arrays (order, shapes, dtypes and bytes).
+    """sha256 of a model's weight arrays (order, shapes, dtypes and bytes),
+    and of its `pooling` when its head reads other than [CLS] (the same
+    weights pooled by the mean give other outputs; a [CLS] model's hash is
+    what it was before the option).
 
     Weight names are left out on purpose: Keras numbers them per process
     (`dense_3`), and `trainable` flags don't change outputs.
     """
     h = hashlib.sha256(type(model).__name__.encode())
+    pooling = getattr(model, "pooling", "cls")
+    if pooling != "cls":
+        h.update(f"pooling={pooling}".encode())
     for variable in model.weights:
         value = np.ascontiguousarray(keras.ops.convert_to_numpy(variable))
         h.update(f"{value.dtype}{value.shape}".encode())

@@ -1,6 +1,7 @@
 """Loading teachers: keras-hub presets (backbones or text classifiers) of
 every family kdplug taps, Hugging Face folders, packages, .keras files."""
 
+import logging
 import os
 
 import keras_hub
@@ -9,8 +10,11 @@ from kdplug.errors import ConfigError
 from kdplug.models import BertClassifier
 from kdplug.models import HubTextClassifier
 from kdplug.models.saving import load_model
+from kdplug.teacher.pooling import resolve_pooling
 from kdplug.teacher.sources import check_source_folder
 from kdplug.teacher.sources import resolve_source
+
+log = logging.getLogger(__name__)
 
 
 def load_teacher(teacher_cfg, num_classes, resolve_path=os.path.abspath,
@@ -36,6 +40,13 @@ def load_teacher(teacher_cfg, num_classes, resolve_path=os.path.abspath,
     `kdplug.models.HubTextClassifier`. The model's `head_trained` attribute
     says whether its head came with the source (False: a new head, which
     only fine-tuning trains).
+
+    Its sentence head reads the last layer as `teacher.pooling` says
+    (`kdplug.teacher.pooling.resolve_pooling`; `auto`: the checkpoint's
+    sentence-transformers pooling). A `.keras` kdplug model keeps the
+    pooling it was saved with (`teacher.pooling` must be that or `auto`);
+    a kept head (trained on [CLS]) reads the mean only with
+    `teacher.finetune`; a per-token head pools nothing (`cls`).
     """
     source = resolve_source(teacher_cfg.source, resolve_path)
     if source.endswith(".keras"):
@@ -43,12 +54,14 @@ def load_teacher(teacher_cfg, num_classes, resolve_path=os.path.abspath,
                                 resolve_path)
     if os.path.isdir(source):
         check_source_folder(source)
+    pooling = _pooling(teacher_cfg, source, per_token)
     task = _saved_classifier(source)
     if task is not None:
-        model = _tapped(task, num_classes, per_token, source)
+        _check_kept_head_pooling(teacher_cfg, source, pooling)
+        model = _tapped(task, num_classes, per_token, source, pooling)
     else:
         model = _new_head(_backbone(source), num_classes, teacher_cfg.dropout,
-                          per_token, source)
+                          per_token, source, pooling)
     tokenizer = _tokenizer(
         resolve_source(teacher_cfg.tokenizer, resolve_path)
         if teacher_cfg.tokenizer else source
@@ -70,7 +83,9 @@ def load_classifier(source, num_classes, dropout=0.1, field="student.source"):
     """
     import types
 
-    section = types.SimpleNamespace(source=source, tokenizer=None, dropout=dropout)
+    # a model of its own reads [CLS], as keras-hub's classifiers
+    section = types.SimpleNamespace(source=source, tokenizer=None, dropout=dropout,
+                                    pooling="cls")
     try:
         model, tokenizer, _ = load_teacher(section, num_classes)
     except ConfigError as e:
@@ -87,7 +102,9 @@ def _load_keras_file(teacher_cfg, source, num_classes, per_token, resolve_path):
     if isinstance(model, keras_hub.models.TextClassifier):
         if model.preprocessor is not None:
             tokenizer = model.preprocessor.tokenizer
-        model = _tapped(model, num_classes, per_token, source)
+        pooling = _pooling(teacher_cfg, source, per_token)
+        _check_kept_head_pooling(teacher_cfg, source, pooling)
+        model = _tapped(model, num_classes, per_token, source, pooling)
     elif not hasattr(model, "taps"):
         raise ConfigError(
             f"{source}: a .keras teacher must be a kdplug model with taps() "
@@ -109,6 +126,12 @@ def _load_keras_file(teacher_cfg, source, num_classes, per_token, resolve_path):
             f"{'per token' if not per_token else 'per sentence'}, and this "
             f"task needs one {'per token' if per_token else 'per sentence'} "
             "(data.task)", field="teacher.source")
+    saved, asked = getattr(model, "pooling", "cls"), getattr(teacher_cfg, "pooling", "cls")
+    if asked not in ("auto", saved):
+        raise ConfigError(
+            f"{source}: the teacher was saved with pooling {saved!r} and reads its "
+            f"sentence that way; set teacher.pooling: {saved} (or auto)",
+            field="teacher.pooling", value=asked)
     model.head_trained = True
     return model, tokenizer, source
 
@@ -170,25 +193,60 @@ def _backbone(source):
     return backbone
 
 
-def _new_head(backbone, num_classes, dropout, per_token, source):
-    """A fresh head on `backbone`: BERT's `BertClassifier`, else a
-    `HubTextClassifier` (token classification needs BERT)."""
+def _new_head(backbone, num_classes, dropout, per_token, source, pooling="cls"):
+    """A fresh head on `backbone`, reading its sentence by `pooling`:
+    BERT's `BertClassifier`, else a `HubTextClassifier` (token
+    classification needs BERT)."""
     from kdplug.models.hub_family import family_of
 
     family = family_of(backbone)
     if family.name == "bert":
         model = BertClassifier(backbone, num_classes=num_classes, dropout=dropout,
-                               per_token=per_token)
+                               per_token=per_token, pooling=pooling)
     else:
         _refuse_per_token(per_token, family.name, source)
-        model = HubTextClassifier(backbone, num_classes=num_classes, dropout=dropout)
+        model = HubTextClassifier(backbone, num_classes=num_classes, dropout=dropout,
+                                  pooling=pooling)
     model.head_trained = False
     return model
 
 
-def _tapped(task, num_classes, per_token, source):
+def _pooling(teacher_cfg, source, per_token):
+    """`teacher.pooling` resolved for `source` (`resolve_pooling`); a
+    per-token head (token classification) pools nothing and takes `cls`
+    (`auto` included; `mean` is refused)."""
+    asked = getattr(teacher_cfg, "pooling", "cls")
+    if per_token and asked == "mean":
+        raise ConfigError(
+            "token classification classifies every word piece and pools no "
+            "sentence; leave teacher.pooling at cls (or auto)",
+            field="teacher.pooling", value=asked)
+    if per_token:
+        return "cls"
+    pooling = resolve_pooling(asked, source)
+    if asked == "auto":
+        log.info("teacher.pooling: auto: the head reads %s", {
+            "cls": "the [CLS] vector", "mean": "the mean of the tokens"}[pooling])
+    return pooling
+
+
+def _check_kept_head_pooling(teacher_cfg, source, pooling):
+    """A head kept from `source` was trained on [CLS] (keras-hub's and
+    Hugging Face's classifiers read it): reading the mean needs
+    `teacher.finetune`, or its logits would be distilled as they are."""
+    if pooling != "cls" and getattr(teacher_cfg, "finetune", None) is None:
+        raise ConfigError(
+            f"{source}: its classifier head was trained on the [CLS] vector, and "
+            f"teacher.pooling gives it the {pooling} of the tokens; add a "
+            "teacher.finetune section (the head learns the new input) or set "
+            "teacher.pooling: cls", field="teacher.pooling",
+            value=getattr(teacher_cfg, "pooling", "cls"))
+
+
+def _tapped(task, num_classes, per_token, source, pooling="cls"):
     """A tapped kdplug model with a keras-hub text classifier's weights,
-    its head kept; the head's width must be the task's."""
+    its head kept (reading its sentence by `pooling`); the head's width
+    must be the task's."""
     from kdplug.models.hub_family import family_of
 
     width = task.output_dense.kernel.shape[-1]
@@ -203,10 +261,11 @@ def _tapped(task, num_classes, per_token, source):
     task.backbone.trainable = True
     if family.name == "bert":
         model = BertClassifier(task.backbone, num_classes=width,
-                               dropout=float(getattr(task, "dropout", 0.1)))
+                               dropout=float(getattr(task, "dropout", 0.1)),
+                               pooling=pooling)
         model.classifier.set_weights(task.output_dense.get_weights())
     else:
-        model = HubTextClassifier.from_task(task)
+        model = HubTextClassifier.from_task(task, pooling=pooling)
     model.head_trained = True
     return model
 

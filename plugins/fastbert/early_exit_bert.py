@@ -20,8 +20,9 @@ def early_exit_bert(teacher, num_classes, branch_dim=None, branch_dropout=0.1,
         num_classes: int. Must equal the teacher's (its head is reused).
         branch_dim: int. Width of the branches (default hidden).
         branch_dropout: float.
-        branch_pooling: `"attention"` (the paper's branch) or `"cls"`
-            (see `ExitBranch`).
+        branch_pooling: `"attention"` (the paper's branch), `"cls"` or
+            `"mean"` (see `ExitBranch`). The copied classifier pools as the
+            teacher does (`BertClassifier`'s `pooling`).
         branch_heads: int. Attention heads per branch.
         branch_form: `"paper"` (tanh after the projection, no residual) or
             `"residual"` (kdplug 0.1), see `ExitBranch`.

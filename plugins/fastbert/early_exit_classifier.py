@@ -43,7 +43,9 @@ class EarlyExitBertClassifier(TappedClassifier):
     [CLS], and a tanh layer; `branch_pooling="attention"`,
     `branch_form="paper"`), kdplug 0.1's residual variant of it
     (`branch_form="residual"`), or a head on the [CLS] state only
-    (`branch_pooling="cls"`, see `ExitBranch`).
+    (`branch_pooling="cls"`) or on the mean of the layer's real positions
+    (`branch_pooling="mean"`, see `ExitBranch`). The final classifier
+    pools as the wrapped classifier does (its `pooling`).
     `call()` returns the final classifier's logits (the full model), so
     evaluating it measures the full-depth accuracy.
 
@@ -73,7 +75,7 @@ class EarlyExitBertClassifier(TappedClassifier):
         branch_dim: int. Width of each branch; default the backbone's
             hidden size (the paper: 128).
         branch_dropout: float. Dropout inside the branches.
-        branch_pooling: `"attention"` (default) or `"cls"`.
+        branch_pooling: `"attention"` (default), `"cls"` or `"mean"`.
         branch_heads: int. Attention heads of each branch.
         branch_form: `"paper"` (default) or `"residual"` (kdplug 0.1), see
             `ExitBranch`. A model saved before this argument existed has no
@@ -98,6 +100,7 @@ class EarlyExitBertClassifier(TappedClassifier):
     hidden_dim = _from_bert("hidden_dim")
     num_heads = _from_bert("num_heads")
     backbone = _from_bert("backbone")
+    pooling = _from_bert("pooling")
 
     def __init__(self, bert, branch_dim=None, branch_dropout=0.0,
                  branch_pooling="attention", branch_heads=2, branch_form="paper",
@@ -155,7 +158,7 @@ class EarlyExitBertClassifier(TappedClassifier):
             + transformer_offers(self.num_layers))
         branch_names = names & set(self.branch_tap_names())
         layers = sorted(int(n.split("/")[1]) for n in branch_names)
-        source = "cls" if self.branch_pooling == "cls" else "hidden"
+        source = "cls" if self.branch_pooling == "cls" else "hidden"  # mean: hidden
         bert_names = (names - branch_names) | {f"{source}/{i}" for i in layers}
         # A frozen wrapped classifier is the self-distillation teacher: it
         # always runs in inference mode.
@@ -173,9 +176,8 @@ class EarlyExitBertClassifier(TappedClassifier):
     def _embed(self, inputs):
         return embed_inputs(self.backbone, inputs)
 
-    def _final_logits(self, x):
-        pooled = self.backbone.pooled_dense(x[:, 0, :])
-        return self.bert.classifier(pooled)
+    def _final_logits(self, x, padding_mask):
+        return self.bert.classifier(self.bert.pooled_output(x, padding_mask))
 
     def adaptive(self, inputs, speed):
         """Layer-by-layer inference with per-example early exits (TF ops).
@@ -205,7 +207,7 @@ class EarlyExitBertClassifier(TappedClassifier):
                     x, padding_mask=padding_mask), "float32")
                 done = normalized_entropy(logits) < speed
             else:
-                logits = tf.cast(self._final_logits(x), "float32")
+                logits = tf.cast(self._final_logits(x, padding_mask), "float32")
                 done = tf.ones_like(index, dtype="bool")
             where = tf.boolean_mask(index, done)[:, None]
             logits_out = tf.tensor_scatter_nd_update(

@@ -5,8 +5,9 @@ from keras import ops
 
 from kdplug.models.attention_logits import mask_padded_keys
 from kdplug.models.flops import dense_flops
+from kdplug.models.sentence_pooling import pool_sequence
 
-POOLINGS = ("attention", "cls")
+POOLINGS = ("attention", "cls", "mean")
 FORMS = ("paper", "residual")
 
 
@@ -32,13 +33,16 @@ class ExitBranch(keras.layers.Layer):
 
     `pooling="cls"`: the cheaper pooler-like head on the [CLS] vector only,
     `Dense(hidden_dim) -> tanh -> Dropout -> Dense(num_classes)`.
+    `pooling="mean"`: the same head on the mean of the layer's states over
+    the real (non-padding) positions (`kdplug.models.sentence_pooling`),
+    the branch for a mean-pooled model.
 
     Args:
         input_dim: int. Width of the layer's states (the backbone's hidden size).
         hidden_dim: int. Width of the branch.
         num_classes: int.
         dropout: float. Dropout before the output layer.
-        pooling: `"attention"` or `"cls"`. See above.
+        pooling: `"attention"`, `"cls"` or `"mean"`. See above.
         form: `"paper"` or `"residual"` (attention pooling only). The
             default is `"residual"` so that configs saved before the key
             existed load as they were built; `EarlyExitBertClassifier` and
@@ -50,7 +54,7 @@ class ExitBranch(keras.layers.Layer):
         hidden: `(batch, seq, input_dim)` layer states (a `(batch,
             input_dim)` [CLS] vector is accepted with `pooling="cls"`).
         padding_mask: `(batch, seq)`, 1 for tokens, 0 for padding (attention
-            pooling; all tokens when omitted).
+            pooling: all tokens when omitted; mean pooling needs it).
 
     Returns logits `(batch, num_classes)`.
 
@@ -110,10 +114,13 @@ class ExitBranch(keras.layers.Layer):
         return self.out(self.drop(h, training=training))
 
     def pool(self, hidden, padding_mask=None):
-        """What the tanh layer reads: the [CLS] vector (`"cls"`), or the
-        self-attention layer's output at [CLS] (`"attention"`)."""
+        """What the tanh layer reads: the [CLS] vector (`"cls"`), the mean
+        of the real positions (`"mean"`), or the self-attention layer's
+        output at [CLS] (`"attention"`)."""
         if self.pooling == "cls":
             return hidden[:, 0, :] if len(hidden.shape) == 3 else hidden
+        if self.pooling == "mean":
+            return pool_sequence(hidden, padding_mask, "mean")
         h = self.project(hidden)                       # (b, s, d)
         if self.form == "paper":
             h = ops.tanh(h)
@@ -136,7 +143,7 @@ class ExitBranch(keras.layers.Layer):
         """FLOPs (2 x multiply-adds) of one example at `sequence_length` tokens."""
         d, s = self.hidden_dim, int(sequence_length)
         head = dense_flops(1, d, self.num_classes)
-        if self.pooling == "cls":
+        if self.pooling != "attention":  # the mean itself is no matmul
             return dense_flops(1, self.input_dim, d) + head
         return (dense_flops(s, self.input_dim, d)     # project every position
                 + 2 * dense_flops(s, d, d)            # keys, values

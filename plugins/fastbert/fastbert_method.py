@@ -36,7 +36,9 @@ class FastBERTMethod(kdplug.Method):
         branch_dim: width of each branch (default: hidden size; the paper 128).
         branch_dropout: dropout inside the branches.
         branch_pooling: `attention` (the paper's branch: one self-attention
-            layer read at [CLS]) or `cls` (a head on the [CLS] state only).
+            layer read at [CLS]), `cls` (a head on the [CLS] state only) or
+            `mean` (that head on the mean of the layer's real tokens; the
+            final classifier pools as the teacher, `teacher.pooling`).
         branch_heads: attention heads per branch.
         branch_form: `paper` (the paper's branch: `tanh` after the
             projection, the attention output at [CLS] without a residual) or
@@ -68,7 +70,7 @@ class FastBERTMethod(kdplug.Method):
     class Config:
         branch_dim: Optional[int] = None
         branch_dropout: float = 0.1
-        branch_pooling: Literal["attention", "cls"] = "attention"
+        branch_pooling: Literal["attention", "cls", "mean"] = "attention"
         branch_heads: int = 2
         branch_form: Literal["paper", "residual"] = "paper"
         weight: float = 1.0

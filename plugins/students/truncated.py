@@ -28,7 +28,8 @@ class TruncatedStudent(kdplug.StudentKind):
       (`StudentKind.needs_pretrained_weights`).
 
     Without `teacher.finetune` both start from the same layers; only the
-    head differs (copied vs new).
+    head differs (copied vs new). The student pools its sentence as the
+    teacher does (`teacher.pooling`).
 
     Config:
         layers: `every_other` (DistilBERT), `first_k` (PKD) or a list of

@@ -107,7 +107,10 @@ def test_flops_and_bad_arguments():
                     + 2 * 48 * 128 + 128 * 2)
     assert att.flops_per_example(48) == expected
     with pytest.raises(ValueError, match="pooling must be one of"):
-        ExitBranch(6, 4, 2, pooling="mean")
+        ExitBranch(6, 4, 2, pooling="max")
+    # the mean of the positions is no matmul: the cls branch's cost
+    assert ExitBranch(384, 128, 2, pooling="mean").flops_per_example(48) == (
+        cls.flops_per_example(48))
     # a config saved before `form` existed builds kdplug 0.1's branch
     config = ExitBranch(6, 4, 2, form="paper").get_config()
     del config["form"]
