@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 import kdplug
+from kdplug import storage
 from kdplug import testing
 from kdplug.cli import main
 from kdplug.data import Examples
@@ -46,7 +47,9 @@ ADDED_SINCE_0_1 = {"cache.disk_budget_gb": 20.0,
                    # defaults (classification: accuracy, as in 0.1)
                    "evaluation.metrics": None,
                    # timed passes per latency, as 0.1 measured
-                   "evaluation.latency_runs": 30}
+                   "evaluation.latency_runs": 30,
+                   # issue #54: the teacher's sentence head reads [CLS], as in 0.1
+                   "teacher.pooling": "cls"}
 # Top-level sections added since 0.1: their fields appear in every config.
 SECTIONS_SINCE_0_1 = ("evaluation",)
 # Shipped configs changed on purpose since 0.1: {config: {field: (0.1, now)}}.
@@ -132,7 +135,12 @@ def test_teacher_output_cache_key_is_byte_for_byte_the_same(tmp_path):
     cache = TeacherCache(teacher, TextEncoder(tokenizer, 16), examples,
                          ["logits", "hidden/1"], root=str(tmp_path))
     pinned = (PINS / "cache_key.json").read_text()
-    assert cache.key == "2fa3cb5c82f388f7" and f'"key": "{cache.key}"' in pinned
+    # Since 0.3 (format 2) entries store a shuffled order, under a new key;
+    # the key of the same outputs in format 1 is still what 0.1 wrote, so a
+    # run finds such an entry and names it (never reads it in file order).
+    earlier = storage.fingerprint(dict(cache.components, format=1))
+    assert earlier == "2fa3cb5c82f388f7" and f'"key": "{earlier}"' in pinned
+    assert cache.key == storage.fingerprint(cache.components) != earlier
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda p: p.stem)

@@ -4,6 +4,7 @@ import math
 import os
 
 from kdplug import storage
+from kdplug.data.batch_mix import describe_mix
 
 METRICS = "metrics.json"
 SUMMARY = "summary.md"
@@ -66,7 +67,8 @@ def summary_markdown(report):
                      f"{m['latency_ms']['median']:.1f} |")
     lines += [
         "",
-        f"Student / teacher: {primary} {s[primary] / max(t[primary], 1e-9):.1%}, "
+        f"Student / teacher: {primary} "  # n/a: a teacher at 0 (0/0) or not finite
+        f"{f'{s[primary] / t[primary]:.1%}' if 0 < abs(t[primary]) < math.inf else 'n/a'}, "
         f"parameters {s['params'] / t['params']:.1%}, speed-up "
         f"{t['latency_ms']['median'] / s['latency_ms']['median']:.2f}x.",
         "",
@@ -95,6 +97,7 @@ def summary_markdown(report):
                 f"{'–' if acc is None else f'{acc:.4f}'} | " + " | ".join(cells) + " |"
             )
         lines += [f"- {note}" for note in export.get("notes", [])]
+    lines += collapse_lines(report)
     lines += plot_lines(report)
     lines += ["", "## Stages", ""]
     lines += history_lines(report)
@@ -135,6 +138,40 @@ def history_lines(report):
         best = (report.get("early_stopping") or {}).get(stage)
         if best:
             lines.append("  " + best_epoch_text(best))
+        lines += ["  " + line for line in check_lines((report.get("checks") or {}).get(stage))]
+    return lines
+
+
+def check_lines(checks):
+    """What `StageChecks` found in a stage (`StageHistory.checks`): the
+    label mix of its first epoch's batches, and epochs where the student
+    sat at one answer."""
+    if not checks:
+        return []
+    lines = []
+    mix = checks.get("batch_mix")
+    if mix:
+        warn = "**not random samples of the split**: " if mix.get("far_from_random") else ""
+        lines.append(f"{warn}{describe_mix(mix)}")
+    stuck = [c for c in checks.get("collapse", []) if c.get("collapsed") or c.get("plateau")]
+    if stuck:
+        epochs = ", ".join(str(c["epoch"]) for c in stuck)
+        lines.append(f"at one answer after epoch(s) {epochs}"
+                     + (" (**collapsed at the end**)" if checks.get("collapsed") else
+                        ", then left it"))
+    return lines
+
+
+def collapse_lines(report):
+    """A warning for each model whose test predictions collapsed to one
+    answer (`kdplug.evaluation.collapse.collapse_check`); none otherwise."""
+    lines = []
+    for role in ("teacher", "student"):
+        collapse = report[role].get("collapse") or {}
+        if collapse.get("collapsed"):
+            lines += ["", f"**Warning: the {role} has collapsed**: it {collapse['text']}. "
+                          "See the log for the likely causes and what to try "
+                          "(docs/results.md, \"Escaping the majority class\")."]
     return lines
 
 

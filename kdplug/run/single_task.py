@@ -1,6 +1,9 @@
 """`SingleTaskRunner`: one teacher, one student, the method's stages."""
 
+import random
+
 import keras
+import numpy as np
 
 from kdplug import storage
 from kdplug.data.label_map import EXPORT_LABELS_FILE
@@ -17,6 +20,9 @@ from kdplug.data.word_encoder import WordEncoder
 from kdplug.data.word_encoder import word_dataset
 from kdplug.errors import ConfigError
 from kdplug.errors import KdplugError
+from kdplug.errors import config_error
+from kdplug.evaluation.collapse import ADVICE
+from kdplug.evaluation.collapse import collapse_check
 from kdplug.evaluation.export import StudentExporter
 from kdplug.evaluation.measure import count_params
 from kdplug.evaluation.measure import first_examples
@@ -73,10 +79,10 @@ class SingleTaskRunner(Runner):
             splits = self.read_splits()
         self._save_label_map(splits.label_map)
         kind = ctx.student_kind()
+        steps = ctx.augment_steps()  # built (and checked) before the fine-tuning
         teacher, tokenizer, teacher_info = self.prepare_teacher(splits, kind)
         words = self._word_encoder(splits)
         train = splits["train"]
-        steps = ctx.augment_steps()
         if steps:
             with ctx.timers("augmentation"):
                 train = build_transfer_set(
@@ -116,6 +122,7 @@ class SingleTaskRunner(Runner):
         report["step_history"] = {name: h.steps for name, h in histories.items()}
         report["early_stopping"] = {name: h.best for name, h in histories.items()
                                     if h.best}
+        report["checks"] = {name: h.checks for name, h in histories.items() if h.checks}
         extra_eval = method.evaluate(student, test_ds, ctx.run_dir)
         if extra_eval:
             report["method_evaluation"] = extra_eval
@@ -163,7 +170,11 @@ class SingleTaskRunner(Runner):
 
         A `student_kind` that needs the teacher's pre-trained weights (e.g.
         `truncated` with `init: pretrained`) gets them here, before the
-        teacher is fine-tuned in place (`TeacherSetup.keep_pretrained`)."""
+        teacher is fine-tuned in place (`TeacherSetup.keep_pretrained`).
+        When the teacher is to be fine-tuned now (not found in the cache),
+        the student and stages are built first on the teacher as loaded
+        (`check_stages`), so that what `kdplug validate --build` checks
+        fails before the fine-tuning, not after it."""
         cfg = self.context.config
         own_seed = teacher_seed(cfg) != cfg.seed  # teacher.finetune.seed
         if own_seed:  # the new head's initial weights and the fine-tuning
@@ -173,15 +184,35 @@ class SingleTaskRunner(Runner):
                                                 **self.task.head_options())
         self.task.prepare(splits, setup.encoder(tokenizer), self.context.log)
         setup.keep_pretrained(teacher, student_kind)
+        finetuner = setup.finetuner(source, self.task.objective())
+        if student_kind is not None and finetuner is not None and not finetuner.is_cached():
+            self.check_stages(teacher, student_kind)
         with self.context.timers("teacher fine-tuning"):
             info = setup.finetune(teacher, source, setup.encoder(tokenizer),
                                   splits["train"], splits["validation"],
-                                  objective=self.task.objective())
+                                  finetuner=finetuner)
         # The student's draws (initial weights, data order) follow the run's
         # seed from here, whether the teacher was fine-tuned now or loaded
         # from the cache: a warm cache gives the same student as a cold one.
         keras.utils.set_random_seed(cfg.seed)
         return teacher, tokenizer, info
+
+    def check_stages(self, teacher, student_kind):
+        """Builds the method's student and stages on `teacher` as loaded
+        (not yet fine-tuned) and drops them: the checks of `build_stages`,
+        those of `kdplug validate --build` (a student's maximum sequence
+        length, a layer mapping beyond its layers, a term a student of its
+        own tokenizer cannot compare, schedules naming a missing stage),
+        before the fine-tuning. Python's and NumPy's random states (which
+        seed Keras' initialisers) are put back, so the fine-tuning draws
+        what it draws without this check."""
+        states = random.getstate(), np.random.get_state()
+        try:
+            with self.context.strategy.scope():
+                build_stages(self.method, teacher, student_kind, self.context.config)
+        finally:
+            random.setstate(states[0])
+            np.random.set_state(states[1])
 
     def teacher_outputs(self, teacher, encoder, examples, stages):
         """Precomputes (or finds) the teacher taps every stage reads.
@@ -282,17 +313,22 @@ class SingleTaskRunner(Runner):
             "latency_runs": cfg.evaluation.latency_runs,
         }
         for role, model in (("teacher", teacher), ("student", student)):
-            values = task.metrics(
-                measured, *predict_outputs(model, test_ds,
-                                           jit_compile=cfg.training.jit_compile))
+            outputs, labels = predict_outputs(model, test_ds,
+                                              jit_compile=cfg.training.jit_compile)
+            values = task.metrics(measured, outputs, labels)
             report[role] = {
                 task.primary: values[task.primary],
                 "metrics": {name: values[name] for name in names},
                 "params": count_params(model),
                 "latency_ms": latency_ms(model, one, runs=cfg.evaluation.latency_runs),
+                "collapse": collapse_check(task.label_kind, outputs, labels),
             }
             self.context.log.info("%s: %s %s", role, split, ", ".join(
                 f"{name} {value:.4f}" for name, value in values.items()))
+            if report[role]["collapse"]["collapsed"]:
+                self.context.log.warning(
+                    "the %s has collapsed to one answer: on the %s split it %s; %s",
+                    role, split, report[role]["collapse"]["text"], ADVICE)
         return report
 
     def export(self, student, test_ds, label_map=None, keras_file=None, tokenizer=None):
@@ -350,6 +386,7 @@ class SingleTaskRunner(Runner):
         `<run>/analysis/` (what `kdplug analyze RUN_DIR` writes)."""
         from kdplug.analysis.analyzer import AnalysedModel
         from kdplug.analysis.analyzer import analyze_models
+        from kdplug.analysis.analyzer import class_names
 
         cfg = self.context.config
         dataset = lambda examples, batch: self._dataset(  # noqa: E731
@@ -362,7 +399,8 @@ class SingleTaskRunner(Runner):
             [AnalysedModel("student", student, dataset, jit_compile=jit)],
             examples=examples, corpus_texts=splits["train"].texts,
             output_dir=self.context.path("analysis"), config=cfg.analysis,
-            base_dir=cfg.base_dir, title=f"{cfg.name}: teacher vs student")
+            base_dir=cfg.base_dir, title=f"{cfg.name}: teacher vs student",
+            label_names=class_names(splits.label_map))
         self.context.log.info("analysis: %s", self.context.path("analysis"))
 
     def _word_encoder(self, splits):
@@ -386,8 +424,7 @@ class SingleTaskRunner(Runner):
         if not isinstance(student, KeyedInputs):
             return None
         cfg = self.context.config
-        backbone = student.model.backbone
-        check_sequence_length(backbone, cfg, "student")
+        backbone = student.model.backbone  # its length checked by build_stages
         encoder = StudentTextEncoder(kind.tokenizer, cfg.data.sequence_length,
                                      prefix=student.prefix)
         if self.context.is_chief:
@@ -421,25 +458,41 @@ class SingleTaskRunner(Runner):
 def build_stages(method, teacher, student_kind, config):
     """`(student, stages)`: the method's student of `student_kind` and its
     stages for `teacher`, checked as every run checks them before its first
-    step (and `kdplug validate --build` before any run): the student fits
-    the task, the teacher serves every tap the terms read (a tap its family
-    lacks, an untrained head without `teacher.finetune`), and the
-    `training.schedules` and `training.early_stopping` name real stages and
-    terms. Raises `KdplugError`s naming the config field."""
+    step (and `kdplug validate --build` before any run, and `kdplug run`
+    before it fine-tunes the teacher, `SingleTaskRunner.check_stages`): the
+    student fits the task and `data.sequence_length`, the teacher serves
+    every tap the terms read (a tap its family lacks, an untrained head
+    without `teacher.finetune`), a student with its own tokenizer meets the
+    teacher on per-example taps only, and the `training.schedules` and
+    `training.early_stopping` name real stages and terms. Raises
+    `ConfigError`s naming the config file and field: the student kind's
+    and the method's own checks (a layer mapping beyond the student's
+    layers), which know no file, name theirs or `student` / `method`."""
     try:
         student = method.build_student(teacher, student_kind,
                                        method.task.num_outputs(config.data))
-    except ConfigError:
-        raise
     except KdplugError as e:  # a student kind's own check knows no file
-        raise ConfigError(str(e), config.file, "student") from None
+        raise config_error(e, config.file, "student") from None
+    check_sequence_length(student_backbone(student), config, "student")
     method.task.check_student(student, config.student.name)
-    stages = method.stages(teacher, student)
+    try:
+        stages = method.stages(teacher, student)
+    except KdplugError as e:  # a method's (or its layer mapping's) own check
+        raise config_error(e, config.file, "method") from None
     check_teacher_serves(teacher, config, stages)
     check_own_tokenizer_terms(student, config, stages)
     check_schedules(config.training.schedules, stages, config.file)
     check_early_stopping(config.training.early_stopping, stages, config.file)
     return student, stages
+
+
+def student_backbone(student):
+    """The part of a student that holds its position embeddings (its
+    `max_sequence_length`): the backbone of a keras-hub model, inside a
+    `KeyedInputs` for a student of its own tokenizer; the student itself
+    otherwise."""
+    model = student.model if isinstance(student, KeyedInputs) else student
+    return getattr(model, "backbone", model)
 
 
 def check_own_tokenizer_terms(student, config, stages):
@@ -455,9 +508,7 @@ def check_own_tokenizer_terms(student, config, stages):
         for term in stage.terms:
             taps = set(term.required_student_taps()) | set(term.required_teacher_taps())
             for tap in sorted(taps):
-                per_example = (not student.per_token if tap == "logits"
-                               else tap == "pooled" or tap.startswith("cls/"))
-                if per_example:
+                if student.compares(tap):
                     continue
                 shown = "logits (one per token)" if tap == "logits" else tap
                 raise ConfigError(
@@ -465,5 +516,7 @@ def check_own_tokenizer_terms(student, config, stages):
                     "positions; this student encodes the text with its own tokenizer, "
                     "so its positions are not the teacher's. Choose a method whose "
                     "terms read logits, pooled or cls/<i> (docs/models.md, `hub`), "
-                    "or a student of the teacher's family that shares its tokenizer "
-                    "(truncated, narrow)", config.file, "student.kind", config.student.name)
+                    "or a student that reads the teacher's tokens: `truncated` (the "
+                    "teacher's own layers, any family) or, for a teacher with segment "
+                    "embeddings such as BERT, `narrow`", config.file, "student.kind",
+                    config.student.name)

@@ -8,6 +8,7 @@ import numpy as np
 import tensorflow as tf
 
 from kdplug import storage
+from kdplug.data.batch_mix import BatchMix
 from kdplug.data.masking import stage_dataset
 from kdplug.errors import ConfigError
 from kdplug.run.console import keras_verbosity
@@ -17,9 +18,11 @@ from kdplug.students.utils import force_trainable
 from kdplug.tasks import get_task
 from kdplug.teacher.pipeline import TeacherPipeline
 from kdplug.teacher.pipeline import carries_taps
+from kdplug.terms import HardLabelCrossEntropy
 from kdplug.training.callbacks import KeepBestEpoch
 from kdplug.training.callbacks import ResumableBackup
 from kdplug.training.callbacks import RunHistory
+from kdplug.training.callbacks import StageChecks
 from kdplug.training.callbacks import StopOnNaN
 from kdplug.training.callbacks import ValidationMetrics
 from kdplug.training.custom_loop import CustomLoopTrainer
@@ -133,6 +136,10 @@ class StageRunner:
                 jit_compile=cfg.jit_compile,
             )
         train_ds, val_ds = self._pipelined(distiller, teacher, train_ds, val_ds)
+        checks = self._checks(stage, student, val_ds, scores,
+                             own_metrics=custom_metrics is not None)
+        if checks.mix is not None:  # counts the first epoch's labels as read
+            train_ds = checks.mix.tap(train_ds)
         multi_worker = isinstance(ctx.strategy, tf.distribute.MultiWorkerMirroredStrategy)
         # fit() cannot XLA-compile a step whose replicas live on several local
         # devices (keras-team/keras#19005); the custom loop compiles each
@@ -156,6 +163,9 @@ class StageRunner:
             callbacks.append(ResumableBackup(backup, stage.name, remove_at_end=False))
         callbacks += [StopOnNaN(stage.name, backup),
                       keras.callbacks.TensorBoard(ctx.path("tensorboard", tag))]
+        # the checks before the backup: an epoch's end is its checks, then its
+        # records (a kill after the backup finds the next epoch started)
+        callbacks.insert(0, checks)
         if scores is not None:  # first: the others read the values it logs
             callbacks.insert(0, scores)
         callbacks.extend(progress_lines(stage.name, cfg.verbose))
@@ -189,7 +199,8 @@ class StageRunner:
                      int(distiller.optimizer.iterations.numpy()))
         result = StageHistory(history.epoch_history(), history.steps,
                               settings=ctx.settings_fingerprint,
-                              best=best.summary() if best is not None else None)
+                              best=best.summary() if best is not None else None,
+                              checks=checks.summary())
         if ctx.is_chief:
             result.save(history_file)
             save_term_weights(stage.terms, ctx.path("stages", f"{tag}.terms.npz"))
@@ -204,21 +215,25 @@ class StageRunner:
     def finished_weights(self, index, stage):
         """The student's weights after stage `index` of an earlier run: its
         `stages/<tag>.weights.h5`, or the file its `stages/<tag>.weights.json`
-        points at (`point_at`); None when the stage is not finished."""
+        points at (`point_at`); None when the stage is not finished, or when
+        that file is gone or cannot be read whole (a `student.keras` cut
+        short): the stage is then trained again, with a warning."""
         tag = stage_tag(index, stage)
         weights = self.context.path("stages", f"{tag}.weights.h5")
-        if os.path.isfile(weights):
-            return weights
         pointer = storage.read_json(self.context.path("stages", f"{tag}.weights.json"))
-        if pointer is None:
+        if os.path.isfile(weights):
+            target = weights
+        elif pointer is None:
             return None
-        target = self.context.path(pointer["file"])
-        if not os.path.isfile(target):
-            self.context.log.warning(
-                "stage %s: its weights were %s, which is gone; training it again",
-                stage.name, target)
-            return None
-        return target
+        else:
+            target = self.context.path(pointer["file"])
+        why = "gone" if not os.path.isfile(target) else storage.unreadable(target)
+        if why is None:
+            return target
+        self.context.log.warning(
+            "stage %s: its weights were %s, which is %s; training it again",
+            stage.name, target, why if why == "gone" else f"damaged ({why})")
+        return None
 
     def point_at(self, index, stage, saved):
         """Stores the finished stage `index` once: its weights file gives way
@@ -274,6 +289,25 @@ class StageRunner:
             return None
         return ValidationMetrics(student, val_ds, names, compute=task.metrics)
 
+    def _checks(self, stage, student, val_ds, scores, own_metrics):
+        """`StageChecks` for a stage: the label mix of its training batches
+        and, when it trains the student's prediction layer, whether the
+        student collapses to one answer. A runner with metrics of its own
+        (multi-task, seq2seq: `own_metrics`) reads other labels: neither is
+        checked there."""
+        if own_metrics:
+            return StageChecks(stage.name, BatchMix.for_task(None))
+        task = self._task()
+        trains_head = any("logits" in term.required_student_taps()
+                          for term in stage.terms)
+        classes = self.context.config.data.num_classes
+        plateau = {term.name: classes for term in stage.terms
+                   if isinstance(term, HardLabelCrossEntropy) and classes}
+        return StageChecks(
+            stage.name, BatchMix.for_task(task), student if trains_head else None,
+            val_ds, task.label_kind, plateau,
+            predictions=None if scores is None else scores.predictions)
+
     def _pipelined(self, distiller, teacher, train_ds, val_ds):
         """`teacher.pipeline:`: the online teacher's taps computed in the
         input pipeline (`TeacherPipeline`), not in the train step."""
@@ -298,8 +332,10 @@ class StageHistory:
     """What a stage logged: `epochs` (`{key: [value per epoch]}`, like Keras'
     `History.history`) and `steps` (`{"step": [...], "epoch": [...], key:
     [...]}`, every `log_every_steps` optimizer steps), and the fingerprint of
-    the settings that trained it (`settings`), and with early stopping the
-    best epoch (`best`: `KeepBestEpoch.summary()`).
+    the settings that trained it (`settings`), with early stopping the
+    best epoch (`best`: `KeepBestEpoch.summary()`), and what `StageChecks`
+    found (`checks`: the first epoch's label mix, the collapse check of
+    every epoch).
 
     Examples:
 
@@ -309,11 +345,12 @@ class StageHistory:
     ```
     """
 
-    def __init__(self, epochs=None, steps=None, settings=None, best=None):
+    def __init__(self, epochs=None, steps=None, settings=None, best=None, checks=None):
         self.epochs = dict(epochs or {})
         self.steps = dict(steps or {})
         self.settings = settings
         self.best = best
+        self.checks = checks
 
     @classmethod
     def load(cls, path):
@@ -321,11 +358,12 @@ class StageHistory:
         settings, when there is none: a stage finished by kdplug 0.1)."""
         data = storage.read_json(path) or {}
         return cls(data.get("epochs"), data.get("steps"), data.get("settings"),
-                   data.get("best"))
+                   data.get("best"), data.get("checks"))
 
     def save(self, path):
         storage.write_json(path, {"settings": self.settings, "epochs": self.epochs,
-                                  "steps": self.steps, "best": self.best})
+                                  "steps": self.steps, "best": self.best,
+                                  "checks": self.checks})
 
 
 def stage_tag(index, stage):

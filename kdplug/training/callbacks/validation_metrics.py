@@ -46,10 +46,18 @@ class ValidationMetrics(keras.callbacks.Callback):
         self.dataset = dataset
         self.metrics = list(metrics)
         self.prefix = prefix
+        self._last = None  # (epoch, outputs, labels)
 
     def values(self):
         """`{metric: value}` of the model's current weights on the dataset."""
         return self.compute(self.metrics, *predict_outputs(self.predicted, self.dataset))
+
+    def predictions(self, epoch):
+        """`(outputs, labels)` of the model on the dataset at the end of
+        `epoch`, predicted once per epoch (other callbacks share them)."""
+        if self._last is None or self._last[0] != epoch:
+            self._last = (epoch, *predict_outputs(self.predicted, self.dataset))
+        return self._last[1:]
 
     def on_epoch_end(self, epoch, logs=None):
         if logs is None:
@@ -57,6 +65,6 @@ class ValidationMetrics(keras.callbacks.Callback):
         names = [m for m in self.metrics if f"{self.prefix}{m}" not in logs]
         if not names:
             return
-        values = self.compute(names, *predict_outputs(self.predicted, self.dataset))
+        values = self.compute(names, *self.predictions(epoch))
         for name, value in values.items():
             logs[f"{self.prefix}{name}"] = value
