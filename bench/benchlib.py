@@ -92,7 +92,7 @@ def add_single_run_arguments(parser, name, config):
     benchmarks one config (`configs/<name>.yaml` by default); defaults
     filled in by `single_run_dirs`."""
     parser.add_argument("--smoke", action="store_true",
-                        help="tiny preset and toy data; output under the run folder")
+                        help="tiny preset and toy data (beside the run folder)")
     parser.add_argument("--config", default=config, help=f"the config to run ({name})")
     parser.add_argument("--output-dir", help=f"run folder (default runs/bench_{name}, "
                         f"or runs/bench_{name}_smoke with --smoke)")
@@ -103,10 +103,14 @@ def add_single_run_arguments(parser, name, config):
 def single_run_dirs(args, name):
     """Fills in `args.output_dir` and `args.docs` (`add_single_run_arguments`):
     `runs/bench_<name>` and `docs/`, or `runs/bench_<name>_smoke` and the run
-    folder's `docs/` with `--smoke`, so a smoke run never touches docs/."""
+    folder's `docs/` with `--smoke`, so a smoke run never touches docs/.
+    Also `args.smoke_inputs`, `<run folder>-inputs`: where a smoke run writes
+    its tiny preset and toy data (beside the run folder: `kdplug run`
+    refuses a folder holding files it did not write)."""
     if args.output_dir is None:
         folder = f"bench_{name}_smoke" if args.smoke else f"bench_{name}"
         args.output_dir = os.path.join(ROOT, "runs", folder)
+    args.smoke_inputs = args.output_dir.rstrip(os.sep) + "-inputs"
     if args.docs is None:
         args.docs = (os.path.join(args.output_dir, "docs") if args.smoke
                      else os.path.join(ROOT, "docs"))

@@ -85,7 +85,7 @@ def load(args):
     if args.smoke:
         from kdplug.testing.toy_config import write_toy_config
 
-        folder = os.path.join(args.output_dir, "smoke-inputs")
+        folder = args.smoke_inputs
         path = write_toy_config(
             folder, {"name": "fastbert", "branch_dim": 8}, num_examples=160,
             num_layers=3, teacher={"finetune": {"epochs": 2, "batch_size": 16,

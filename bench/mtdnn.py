@@ -115,7 +115,7 @@ def load(args):
     """The experiment config (or the smoke config), output folder overridden."""
     from kdplug.config import load_config
 
-    path = smoke_config(os.path.join(args.output_dir, "smoke-inputs")) \
+    path = smoke_config(args.smoke_inputs) \
         if args.smoke else args.config
     cfg = load_config(path, plugin_manager=plugin_manager())
     cfg.output_dir = args.output_dir

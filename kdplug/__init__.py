@@ -17,12 +17,20 @@ Public API:
 
 Importing `kdplug` does not import TensorFlow: the names that need it
 (`Distiller`, `Experiment`, `load_model`) are loaded on first use, so
-declaring a plugin or validating a config stays fast.
+declaring a plugin or validating a config stays fast. That first use
+imports TensorFlow without its C++ start-up lines, and TensorFlow logs
+errors only (`TF_CPP_MIN_LOG_LEVEL=3`), unless you set
+`TF_CPP_MIN_LOG_LEVEL` yourself (0 or 1 shows everything) or imported
+TensorFlow first.
 """
 
 import os
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# TensorFlow's C++ log output: errors only, as the CLI shows it, unless the
+# user set a level (`kdplug -v` shows everything); its start-up lines are
+# hidden while kdplug's lazy exports import it (`kdplug.run.console`).
+_TF_LOG_LEVEL_IS_KDPLUGS = "TF_CPP_MIN_LOG_LEVEL" not in os.environ
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
 from kdplug import _compat  # noqa: E402
@@ -38,7 +46,7 @@ from kdplug.plugin.method import Method  # noqa: E402
 from kdplug.plugin.method import Stage  # noqa: E402
 from kdplug.plugin.student_kind import StudentKind  # noqa: E402
 
-__version__ = "0.2.0"
+__version__ = "0.3.0.dev0"
 
 _compat.install()
 

@@ -2,7 +2,9 @@
 
 A package whose modules need TensorFlow lists its public names here instead
 of importing them, so that importing the package (for a config class, the
-cache commands, a plugin's declaration) stays cheap (PEP 562).
+cache commands, a plugin's declaration) stays cheap (PEP 562). A name's
+first use imports its module without TensorFlow's start-up noise
+(`kdplug.run.console.quiet_tensorflow_start`).
 
 Examples:
 
@@ -46,8 +48,11 @@ def lazy_exports(package, table):
 
     def __getattr__(name):
         if name in table:
+            from kdplug.run.console import quiet_tensorflow_start
+
             module, _, attribute = table[name].partition(":")
-            value = getattr(importlib.import_module(module), attribute or name)
+            with quiet_tensorflow_start():
+                value = getattr(importlib.import_module(module), attribute or name)
             setattr(sys.modules[package], name, value)
             return value
         raise AttributeError(f"module {package!r} has no attribute {name!r}")

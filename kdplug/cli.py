@@ -140,6 +140,15 @@ def main(argv=None):
     except KdplugError as e:
         print(f"kdplug: error: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # a full disk met by a writer outside kdplug.storage
+        from kdplug.storage import OUT_OF_ROOM
+        from kdplug.storage import write_failure
+
+        if e.errno not in OUT_OF_ROOM:
+            raise
+        print(f"kdplug: error: {write_failure(e.filename or 'a file', e, cleaned=False)}",
+              file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("kdplug: interrupted; re-run the same command to resume", file=sys.stderr)
         return 130

@@ -2,7 +2,9 @@
 
 A batch is `(features, labels)`; `features` is a dict of tensors. Readers,
 encoders, the teacher-output cache, the teacher pipeline, the Distiller and
-the models meet at these names, so they are spelled once, here.
+the models meet at these names, so they are spelled once, here. (A user's
+own Keras model may read other features: one tensor, a tuple of tensors;
+those carry no teacher outputs, see `teacher_taps`.)
 
 - Token inputs of BERT-family models: `TOKEN_INPUTS` (`token_ids`,
   `segment_ids`, `padding_mask`).
@@ -28,6 +30,8 @@ Examples:
 'teacher/logits'
 >>> sorted(teacher_taps({"token_ids": 1, "teacher/logits": 2, "teacher/hidden/2": 3}))
 ['hidden/2', 'logits']
+>>> teacher_taps((1, 2))  # not a dict: no cached teacher outputs
+{}
 """
 
 TOKEN_IDS = "token_ids"
@@ -77,10 +81,17 @@ def is_teacher_key(key):
 
 
 def teacher_taps(features):
-    """`{tap: value}` of the precomputed teacher outputs in `features`."""
+    """`{tap: value}` of the precomputed teacher outputs in `features`:
+    none unless `features` is a dict (one tensor or a tuple of a model's
+    inputs has no place for them)."""
+    if not isinstance(features, dict):
+        return {}
     return {k[len(TEACHER_PREFIX):]: v for k, v in features.items() if is_teacher_key(k)}
 
 
 def model_inputs(features):
-    """`features` without precomputed teacher outputs (what a model reads)."""
+    """`features` without precomputed teacher outputs (what a model reads);
+    anything but a dict as it is."""
+    if not isinstance(features, dict):
+        return features
     return {k: v for k, v in features.items() if not is_teacher_key(k)}

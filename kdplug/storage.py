@@ -25,10 +25,17 @@ storage.fingerprint({"lr": 1e-4, "epochs": 3})  # '3f1c...' (16 hex digits)
 """
 
 import contextlib
+import errno
 import hashlib
+import io
 import json
 import os
+import shutil
+import stat
 import uuid
+import zipfile
+
+from kdplug.errors import StorageError
 
 TMP_MARK = ".tmp."
 _CHUNK = 1 << 20
@@ -69,17 +76,73 @@ def atomic_write(path, mode="w", encoding="utf-8"):
     """
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic_write mode must be 'w' or 'wb', got {mode!r}")
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     tmp = temporary_name(path)
     try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         with open(tmp, mode, encoding=None if "b" in mode else encoding) as f:
             yield f
             f.flush()
             os.fsync(f.fileno())
         commit(tmp, path)
+    except OSError as e:  # a full disk, a file size limit: one line, not a traceback
+        raise write_failure(path, e) from None
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+@contextlib.contextmanager
+def atomic_folder(path):
+    """A temporary name beside folder `path` for the block to write a
+    folder at; it replaces `path` (and a folder there) only when the block
+    ends without an exception, so `path` is never half-written: a process
+    killed meanwhile leaves the old folder (or none) and a temporary that
+    `remove_stale_temporaries` removes.
+
+    Examples:
+
+    ```python
+    with storage.atomic_folder("runs/x/export/saved_model") as tmp:
+        model.export(tmp, format="tf_saved_model")
+    ```
+    """
+    tmp = temporary_name(path)
+    old = None
+    try:
+        yield tmp
+        if os.path.isdir(path) and not os.path.islink(path):
+            old = temporary_name(path)
+            os.rename(path, old)
+        commit(tmp, path)
+    except OSError as e:
+        raise write_failure(path, e) from None
+    finally:
+        for leftover in (tmp, old):
+            if leftover is not None and os.path.exists(leftover):
+                shutil.rmtree(leftover, ignore_errors=True)
+
+
+# errno values of a write that ran out of room (`write_failure`).
+OUT_OF_ROOM = {errno.ENOSPC: "the disk is full",
+               errno.EFBIG: "over the file size limit: ulimit -f",
+               errno.EDQUOT: "over the disk quota"}
+
+
+def write_failure(path, error, cleaned=True):
+    """The `StorageError` for an `OSError` met writing `path`: one line
+    naming the file and the cause (and, when `cleaned`, that the write left
+    nothing behind).
+
+    >>> str(write_failure("runs/x/a.json", OSError(28, "No space left on device")))
+    'cannot write runs/x/a.json: No space left on device (the disk is full); nothing half-written is left there'
+    """
+    if isinstance(error, StorageError):  # already said (a nested write)
+        return error
+    cause = OUT_OF_ROOM.get(error.errno)
+    text = (f"cannot write {path}: {error.strerror or error}"
+            + (f" ({cause})" if cause else "")
+            + ("; nothing half-written is left there" if cleaned else ""))
+    return StorageError(error.errno, text, path)
 
 
 def write_text(path, text):
@@ -111,14 +174,30 @@ def save_weights(model, path, include_optimizer=True):
     too (two thirds of a fine-tuned BERT's file with AdamW);
     `include_optimizer=False` leaves it out (a cached model that is only
     ever loaded, never trained on)."""
-    if include_optimizer or getattr(model, "optimizer", None) is None:
-        return _save_with(model.save_weights, path, ".weights.h5")
+    if not path.endswith(".weights.h5"):
+        raise ValueError(f"expected a file name ending with '.weights.h5', got {path!r}")
+    skip = [] if include_optimizer or getattr(model, "optimizer", None) is None else [
+        model.optimizer]
+    with atomic_write(path, "wb") as f:
+        f.write(_weights_h5(model, skip))
+    return path
+
+
+def _weights_h5(model, objects_to_skip):
+    """The bytes of `model.save_weights()`'s `.weights.h5` file, built in
+    memory (as Keras builds the weights inside a `.keras` file): HDF5 meets
+    a full disk by crashing the process, a Python write with an `OSError`."""
     from keras.src.saving import saving_lib
 
-    return _save_with(
-        lambda tmp: saving_lib.save_weights_only(
-            model, tmp, objects_to_skip=[model.optimizer]),
-        path, ".weights.h5")
+    if not model.built:
+        raise ValueError("cannot save the weights of a model that is not built")
+    buffer = io.BytesIO()
+    store = saving_lib.H5IOStore(buffer, mode="w")
+    saving_lib._save_state(model, weights_store=store, assets_store=None,
+                           inner_path="",
+                           visited_saveables={id(o) for o in objects_to_skip})
+    store.close()
+    return buffer.getvalue()
 
 
 def save_model(model, path):
@@ -131,15 +210,37 @@ def _save_with(save, path, suffix):
     temporary beside `path`, then commits it."""
     if not path.endswith(suffix):
         raise ValueError(f"expected a file name ending with {suffix!r}, got {path!r}")
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     tmp = temporary_name(path, suffix)
     try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         save(tmp)
         commit(tmp, path)
+    except OSError as e:
+        raise write_failure(path, e) from None
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
     return path
+
+
+def unreadable(path):
+    """Why a saved model file cannot be loaded (a `.keras` zip or a
+    `.weights.h5` file cut short: a full disk, a copy interrupted), or None
+    when it reads whole; every zip member is checked against its CRC."""
+    try:
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                bad = archive.testzip()
+            return f"{bad} is damaged" if bad else None
+        if path.endswith(".keras"):
+            return "not a zip file (cut short?)"
+        import h5py
+
+        with h5py.File(path, "r"):
+            return None
+    except (OSError, EOFError, ValueError, zipfile.BadZipFile,
+            zipfile.LargeZipFile) as e:
+        return " ".join(str(e).split())[:200] or type(e).__name__
 
 
 def read_json(path):
@@ -152,8 +253,8 @@ def read_json(path):
 
 
 def remove_stale_temporaries(folder):
-    """Deletes temporaries left in `folder` by killed processes (never those
-    of a live process)."""
+    """Deletes temporaries (files and folders) left in `folder` by killed
+    processes (never those of a live process)."""
     if not os.path.isdir(folder):
         return
     for name in os.listdir(folder):
@@ -165,8 +266,12 @@ def remove_stale_temporaries(folder):
             pid = None
         if pid is not None and pid != os.getpid() and _alive(pid):
             continue
+        path = os.path.join(folder, name)
         try:
-            os.remove(os.path.join(folder, name))
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path)  # a folder written by `atomic_folder`
+            else:
+                os.remove(path)
         except OSError:
             pass
 
@@ -185,14 +290,16 @@ def dir_size(path):
 def tree_size(path):
     """Bytes of a file, or of every file below a folder, each file once:
     hard links to one file (a run's `export/student.keras` and its
-    `student.keras`) count once, as `du` counts them."""
+    `student.keras`) count once, as `du` counts them; symlinks (even
+    dangling ones) count nothing."""
     if os.path.isfile(path):
         return os.path.getsize(path)
     files = {}
     for top, _, names in os.walk(path):
         for name in names:
-            stat = os.stat(os.path.join(top, name))
-            files[(stat.st_dev, stat.st_ino)] = stat.st_size
+            info = os.lstat(os.path.join(top, name))
+            if not stat.S_ISLNK(info.st_mode):  # a link's target is not the folder's
+                files[(info.st_dev, info.st_ino)] = info.st_size
     return sum(files.values())
 
 
@@ -261,7 +368,10 @@ def fingerprint_path(path):
         for name in sorted(files):
             full = os.path.join(root, name)
             h.update(os.path.relpath(full, path).encode())
-            h.update(fingerprint_file(full).encode())
+            if os.path.exists(full):
+                h.update(fingerprint_file(full).encode())
+            else:  # a dangling symlink: where it points
+                h.update(f"-> {os.readlink(full)}".encode())
     return h.hexdigest()
 
 

@@ -18,6 +18,9 @@ def analysis_markdown(result, title="Analysis"):
              "|---|---|---|---|"]
     lines += [f"| {m['name']} | {m['role']} | {m['class']} | {m['params']:,} |"
               for m in result["models"]]
+    if result.get("warnings"):
+        lines += ["", "## Warnings", ""]
+        lines += [f"- {warning}" for warning in result["warnings"]]
     if result.get("probing"):
         lines += _probing(result["probing"], result["config"]["probing"])
     if result.get("behaviour"):
@@ -125,6 +128,7 @@ def _behaviour(teacher, student, report):
                      f"{_pct(c['ece'])} | {_pct(c['mce'])} | {_pct(c['brier'])} | "
                      f"{_pct(c['nll'])} |")
     top = report.get("top_disagreements") or []
+    names = report.get("label_names")
     if top:
         lines += ["", "### Where they disagree most", "",
                   "Ranked by total variation distance between the two predicted "
@@ -134,8 +138,9 @@ def _behaviour(teacher, student, report):
         for row in top:
             text = row["text"].replace("|", "\\|")
             text = text if len(text) <= 140 else text[:137] + "..."
+            gold = str(names[row["label"]] if names else row["label"]).replace("|", "\\|")
             lines.append(
-                f"| {text} | {row['label']} | "
+                f"| {text} | {gold} | "
                 f"{', '.join(f'{p:.2f}' for p in row['teacher_probs'])} | "
                 f"{', '.join(f'{p:.2f}' for p in row['student_probs'])} |")
     return lines

@@ -110,6 +110,9 @@ class Analyzer:
     def __init__(self, config=None, base_dir=None):
         self.config = config or AnalysisConfig()
         self.base_dir = base_dir or os.getcwd()
+        # What the reports must say beyond their tables (a probing task
+        # left out on small data), in `analyze()`'s `warnings`.
+        self.warnings = []
         # Results kept per (model, tasks) and (model, examples): a teacher
         # shared by several runs or students is probed and run once.
         self._probed = {}
@@ -119,7 +122,10 @@ class Analyzer:
     def probing_tasks(self, corpus_texts=None):
         """The configured probing tasks: SentEval files read as they are,
         names built from `corpus` (`train`: `corpus_texts`, the run's
-        training texts)."""
+        training texts). A built task the corpus is too small for (fewer
+        than 20 examples in 2 classes) is left out with a warning, logged
+        and kept for the reports (`warnings`): the other tasks and the
+        behaviour part still run."""
         cfg = self.config.probing
         if cfg is None:
             return []
@@ -138,10 +144,22 @@ class Analyzer:
             if parser is None and set(built) & set(SYNTACTIC_TASKS):
                 parser = load_spacy_parser()
             sentences, source = self._corpus(corpus_texts)
+            skipped = []
             tasks.update(build_probing_tasks(
                 built, sentences, seed=cfg.seeds[0], parser=parser,
-                max_examples=cfg.max_examples, source=source))
-        return [tasks[n] for n in names]
+                max_examples=cfg.max_examples, source=source, skipped=skipped))
+            for _, reason in skipped:
+                self.warn(f"{reason}; left out of this analysis")
+        return [tasks[n] for n in names if n in tasks]
+
+    def warn(self, message, keep=True):
+        """Logs `message` as a warning and returns it; `keep`: also kept
+        for every report of this analyzer (`analysis.json`'s `warnings`, a
+        section of `analysis.md`), as for the probing tasks they share."""
+        log.warning("analysis: %s", message)
+        if keep and message not in self.warnings:
+            self.warnings.append(message)
+        return message
 
     def _corpus(self, corpus_texts):
         corpus = self.config.probing.corpus
@@ -205,10 +223,12 @@ class Analyzer:
         self._probed[key] = results
         return results
 
-    def behaviour(self, teacher, student, examples):
+    def behaviour(self, teacher, student, examples, label_names=None):
         """`behaviour_report` of `student` against `teacher` on the examples
         with a gold label (a pair's text is shown as `a [SEP] b`, its length
-        counts the words of both)."""
+        counts the words of both); with `label_names` (the run's class
+        names, in id order) the report keeps them, and `analysis.md` shows
+        gold labels by name."""
         cfg = self.config.behaviour
         labels = np.asarray(examples.labels)
         if not (labels >= 0).all():
@@ -218,10 +238,13 @@ class Analyzer:
         texts = [a if b is None else f"{a} [SEP] {b}" for a, b in zip(examples.texts, pairs)]
         lengths = [len(a.split()) + (len(b.split()) if b else 0)
                    for a, b in zip(examples.texts, pairs)]
-        return behaviour_report(
+        report = behaviour_report(
             labels, self._predict(teacher, examples), self._predict(student, examples),
             texts, lengths=np.asarray(lengths), num_bins=cfg.calibration_bins,
             top_n=cfg.top_n)
+        if label_names:
+            report["label_names"] = [str(name) for name in label_names]
+        return report
 
     def _predict(self, model, examples):
         key = (id(model.model), id(examples))
@@ -230,9 +253,13 @@ class Analyzer:
             self._probabilities[key] = model.probabilities(examples, batch)
         return self._probabilities[key]
 
-    def analyze(self, teacher, students, examples=None, tasks=()):
+    def analyze(self, teacher, students, examples=None, tasks=(), label_names=None):
         """Probes the teacher and every student on `tasks`, and compares
         each student's behaviour with the teacher's on `examples`.
+
+        The behaviour part compares predicted classes: on examples whose
+        labels are not class ids (a regression, multi-label or token
+        classification run) it is left out with a warning.
 
         Args:
             teacher: an `AnalysedModel`.
@@ -240,10 +267,13 @@ class Analyzer:
             examples: labelled `Examples` for the behaviour part (None: no
                 behaviour).
             tasks: `ProbingTask`s (from `probing_tasks()`).
+            label_names: the class names in id order (None: ids), shown
+                for gold labels.
 
         Returns:
             A JSON-able dict: `models`, `probing` (tasks and results per
-            model) and `behaviour` (per student).
+            model), `behaviour` (per student) and `warnings` (what was
+            left out and why; only when something was).
         """
         models = [teacher, *students]
         names = [m.name for m in models]
@@ -259,9 +289,20 @@ class Analyzer:
                 "tasks": [t.to_dict() for t in tasks],
                 "results": {name: r for name, r in probed.items() if r is not None},
             }
+        warnings = list(self.warnings)  # the probing tasks', then this call's
         if self.config.behaviour is not None and examples is not None:
-            result["behaviour"] = {s.name: self.behaviour(teacher, s, examples)
-                                   for s in students}
+            if _class_ids(examples.labels):
+                result["behaviour"] = {
+                    s.name: self.behaviour(teacher, s, examples, label_names)
+                    for s in students}
+            else:
+                warnings.append(self.warn(
+                    "behaviour: left out: it compares the predicted classes of "
+                    "teacher and student, and these labels are not class ids (a "
+                    "regression, multi-label or token classification task); the "
+                    "probing part does not depend on them", keep=False))
+        if warnings:
+            result["warnings"] = warnings
         return result
 
     # ------------------------------------------------------------- writing
@@ -305,7 +346,8 @@ class Analyzer:
 
 
 def analyze_models(teacher, students, examples=None, corpus_texts=None,
-                   output_dir=None, config=None, base_dir=None, title="Analysis"):
+                   output_dir=None, config=None, base_dir=None, title="Analysis",
+                   label_names=None):
     """Probing and behaviour of any teacher and students kdplug can load,
     from Python.
 
@@ -320,6 +362,8 @@ def analyze_models(teacher, students, examples=None, corpus_texts=None,
         base_dir: where relative probing-file and corpus paths start
             (default: the working directory).
         title: the Markdown title.
+        label_names: the class names in id order (None: gold labels shown
+            as ids; `class_names(splits.label_map)` gives a run's).
 
     Returns:
         The result dict (`Analyzer.analyze`).
@@ -338,7 +382,7 @@ def analyze_models(teacher, students, examples=None, corpus_texts=None,
     """
     analyzer = Analyzer(config, base_dir=base_dir)
     tasks = analyzer.probing_tasks(corpus_texts)
-    result = analyzer.analyze(teacher, students, examples, tasks)
+    result = analyzer.analyze(teacher, students, examples, tasks, label_names)
     if output_dir:
         analyzer.write(result, output_dir, tasks, title=title)
     return result
@@ -347,6 +391,19 @@ def analyze_models(teacher, students, examples=None, corpus_texts=None,
 _POOLING_TITLES = {"cls": "[CLS] vector; a BiLSTM's pooled state",
                    "mean": "mean over tokens; a BiLSTM's pooled state",
                    POOLED: "pooled state"}
+
+
+def class_names(label_map):
+    """The class names of a `LabelMap` (`splits.label_map`) in id order, or
+    None when it has none (classes given as ids)."""
+    return list(label_map.names) if label_map is not None and label_map.named else None
+
+
+def _class_ids(labels):
+    """Whether `labels` are one class id per example (what the behaviour
+    part compares predictions with)."""
+    labels = np.asarray(labels)
+    return labels.ndim == 1 and np.issubdtype(labels.dtype, np.integer)
 
 
 def _poolings(reps):

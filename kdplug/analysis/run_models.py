@@ -12,6 +12,7 @@ import yaml
 from kdplug import storage
 from kdplug.analysis.analyzer import AnalysedModel
 from kdplug.analysis.analyzer import Analyzer
+from kdplug.analysis.analyzer import class_names
 from kdplug.config.loading import config_from_dict
 from kdplug.config.loading import parse_analysis
 from kdplug.config.schema import to_dict
@@ -31,6 +32,7 @@ from kdplug.run.experiment import SOURCE
 from kdplug.run.runner import STUDENT_FILE
 from kdplug.tasks import get_task
 from kdplug.teacher.finetune import TeacherFinetuner
+from kdplug.teacher.finetune import task_objective
 from kdplug.teacher.loading import load_teacher
 from kdplug.teacher.sources import resolve_source
 
@@ -209,7 +211,7 @@ def _load_teacher(config, task, with_teacher=True):
         return None, tokenizer, None
     if config.teacher.finetune is None:
         return teacher, tokenizer, _teacher_key(config)
-    finetuner = TeacherFinetuner(config, source)
+    finetuner = run_finetuner(config, source)
     if not os.path.isfile(finetuner.weights_path):
         raise KdplugError(
             f"the fine-tuned teacher of run {config.name!r} is not in the cache "
@@ -272,7 +274,8 @@ def analyze_runs(run_dirs, output_dir=None, config=None, config_files=None,
     written = {}
     for run in runs:
         examples = run.splits[split]
-        result = analyzer.analyze(run.teacher_model(), [run.student_model()], examples, tasks)
+        result = analyzer.analyze(run.teacher_model(), [run.student_model()], examples,
+                                  tasks, class_names(run.splits.label_map))
         written[run.run_dir] = analyzer.write(
             result, os.path.join(run.run_dir, "analysis"), tasks,
             title=f"{run.name}: teacher vs student")
@@ -287,7 +290,8 @@ def analyze_runs(run_dirs, output_dir=None, config=None, config_files=None,
             os.path.dirname(runs[0].run_dir), "analysis-comparison")
         students = [run.student_model(name) for run, name in zip(runs, names)]
         result = analyzer.analyze(runs[0].teacher_model(), students,
-                                  runs[0].splits[split], tasks)
+                                  runs[0].splits[split], tasks,
+                                  class_names(runs[0].splits.label_map))
         comparison = analyzer.write(result, output_dir, tasks,
                                     title="Teacher and students side by side")
         log.info("analysis: comparison in %s", comparison)
@@ -321,7 +325,21 @@ def _merge(config, overrides):
 def _teacher_key(config):
     """The fine-tuning cache key of a run's teacher (its source when it is
     not fine-tuned): runs with equal keys have the same teacher."""
-    source = resolve_source(config.teacher.source, config.resolve_path)
     if config.teacher.finetune is None:
+        source = resolve_source(config.teacher.source, config.resolve_path)
         return f"source:{source}"
-    return TeacherFinetuner(config, source).key()
+    return run_finetuner(config).key()
+
+
+def run_finetuner(config, source=None):
+    """The `TeacherFinetuner` of a finished run's teacher: the run's task
+    objective (`data.task`) and its data, hence the cache key the run
+    fine-tuned the teacher under (and `kdplug finetune-teacher` writes).
+
+    Args:
+        config: the run's config.
+        source: its resolved `teacher.source` (resolved here when None).
+    """
+    if source is None:
+        source = resolve_source(config.teacher.source, config.resolve_path)
+    return TeacherFinetuner(config, source, task_objective(config))

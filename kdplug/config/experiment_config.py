@@ -77,7 +77,20 @@ class ExperimentConfig:
     def run_dir(self):
         return os.path.abspath(self.output_dir.format(name=self.name))
 
+    def _student_as_written(self):
+        """The student section with every default; its model sources
+        (`input_files`, resolved for loading) as written, as
+        `teacher.source` is."""
+        section = {"kind": self.student.name, **to_dict(self.student_config)}
+        for key, value in self.student.options.items():
+            if f"student.{key}" in self.input_files:
+                section[key] = value
+        return section
+
     def to_dict(self):
+        """The resolved config as plain data (what `kdplug validate` prints
+        and a run folder's `config.yaml` holds): every default filled in,
+        paths as written (they resolve against the config file)."""
         return {
             "name": self.name,
             "seed": self.seed,
@@ -85,7 +98,7 @@ class ExperimentConfig:
             "data": to_dict(self.data),
             "teacher": to_dict(self.teacher),
             "method": {"name": self.method.name, **to_dict(self.method_config)},
-            "student": {"kind": self.student.name, **to_dict(self.student_config)},
+            "student": self._student_as_written(),
             "training": to_dict(self.training),
             "augment": self.augment,
             "cache": to_dict(self.cache) if self.cache else False,

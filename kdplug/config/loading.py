@@ -1,6 +1,7 @@
 """Loading and validating a config document.
 
-Configs are data: YAML read with `yaml.safe_load`, validated into the
+Configs are data: YAML read as `yaml.safe_load` reads it (`read_yaml`, which
+also refuses a key given twice in one mapping), validated into the
 dataclasses of `kdplug.config.sections`. The `method:` and `student:`
 sections are validated against the `Config` dataclass of the plugin they
 name, each `augment:` entry against its augmenter's.
@@ -16,6 +17,7 @@ config.method.name, config.method_config.temperature
 import dataclasses
 import os
 import string
+import sys
 from typing import Annotated
 from typing import Optional
 from typing import Union
@@ -39,6 +41,7 @@ from kdplug.config.sections import TeacherConfig
 from kdplug.config.sections import TeacherPipelineConfig
 from kdplug.config.sections import TrainingConfig
 from kdplug.errors import ConfigError
+from kdplug.errors import bounded_repr
 from kdplug.errors import did_you_mean
 
 
@@ -68,12 +71,88 @@ def load_config(path, plugin_manager=None):
         raise ConfigError("config file not found", file=path)
     try:
         with open(path, encoding="utf-8") as f:
-            data = yaml.safe_load(f)
+            data = read_yaml(f, path)
     except yaml.YAMLError as e:
         raise ConfigError(f"invalid YAML: {e}", file=path) from None
     except UnicodeDecodeError as e:
         raise ConfigError(f"not UTF-8 text: {e}", file=path) from None
     return config_from_dict(data, file=path, plugin_manager=plugin_manager)
+
+
+def read_yaml(stream, file=None):
+    """The document in `stream`, read as `yaml.safe_load` reads it, except
+    that what it would let through silently or raise without a line is a
+    `ConfigError` naming `file` and the line: a key given twice in one
+    mapping (`safe_load` keeps the last one; a merge key's `<<: *base`
+    entries may still be overridden), an integer of more digits than
+    Python reads, a value Python cannot build (`2024-13-01`).
+
+    Args:
+        stream: a file object or a string.
+        file: the file, for messages.
+
+    Examples:
+
+    ```python
+    read_yaml("training: {epochs: 1}\ntraining: {epochs: 2}\n", "x.yaml")
+    # ConfigError: x.yaml: line 2: 'training' is given twice in one mapping ...
+    ```
+    """
+    loader = _ConfigLoader(stream)
+    loader.file = file
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
+class _ConfigLoader(yaml.SafeLoader):
+    """`yaml.SafeLoader` with the checks `read_yaml` documents."""
+
+    file = None
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self._checked = set()  # the mapping nodes whose keys were checked
+
+    def _error(self, node, message):
+        return ConfigError(message, self.file, f"line {node.start_mark.line + 1}")
+
+    def flatten_mapping(self, node):
+        # The first call for a node sees its pairs as written (a merge
+        # flattens the nodes it merges in place).
+        if id(node) not in self._checked:
+            self._checked.add(id(node))
+            self._check_unique_keys(node)
+        super().flatten_mapping(node)
+
+    def _check_unique_keys(self, node):
+        lines = {}
+        for key_node, _ in node.value:
+            if (not isinstance(key_node, yaml.ScalarNode)
+                    or key_node.tag == "tag:yaml.org,2002:merge"):
+                continue
+            key = self.construct_object(key_node)
+            line = key_node.start_mark.line + 1
+            if key in lines:
+                raise self._error(
+                    key_node, f"{bounded_repr(key)} is given twice in one mapping "
+                    f"(first at line {lines[key]}); YAML would keep only the last "
+                    "one, so merge them")
+            lines[key] = line
+
+    def construct_object(self, node, deep=False):
+        try:
+            return super().construct_object(node, deep)
+        except ValueError as e:
+            if node.tag == "tag:yaml.org,2002:int":
+                digits = sum(c.isdigit() for c in node.value)
+                raise self._error(
+                    node, f"an integer of {digits} digits, more than the "
+                    f"{sys.get_int_max_str_digits()} Python reads; quote it if it "
+                    "is text") from None
+            raise self._error(node, "cannot read this value: "
+                              f"{bounded_repr(str(e), 160)}") from None
 
 
 def config_from_dict(data, file=None, plugin_manager=None):

@@ -57,6 +57,7 @@ class PluginRef:
         self.options = {} if options is None else options
         self.as_name = as_name
         self.cls = None
+        self.path = None  # the dotted field it was resolved at (`method.mapping`)
 
     @classmethod
     def from_data(cls, value, path, file=None):
@@ -82,6 +83,7 @@ class PluginRef:
         the class's `Config`; returns self."""
         if self.cls is not None:
             return self
+        self.path = path
         try:
             self.cls = registry.get(self.name)
         except KeyError as e:
@@ -107,10 +109,14 @@ class PluginRef:
         return ref
 
     def build(self):
-        """The configured instance of the referenced class."""
+        """The configured instance of the referenced class; its
+        `config_field` is the field that configured it (`method.mapping`),
+        for its errors to name."""
         if self.cls is None:
             raise ValueError(f"{self.kind} reference {self.name!r} is not resolved")
-        return self.cls(self.options)
+        built = self.cls(self.options)
+        built.config_field = self.path
+        return built
 
     def to_data(self):
         """The reference as a resolved config prints it."""

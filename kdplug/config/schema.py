@@ -2,12 +2,19 @@
 
 import copy
 import dataclasses
+import math
+import re
 import types
 import typing
 
 from kdplug.config.ranges import Range
 from kdplug.errors import ConfigError
+from kdplug.errors import bounded_repr
 from kdplug.errors import did_you_mean
+
+# A number written as text: YAML 1.1 reads `5e-5` (no dot) as the string
+# '5e-5', so a float field takes a string of this form as its number.
+NUMBER_TEXT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
 def parse(cls, data, path, file=None):
@@ -17,7 +24,9 @@ def parse(cls, data, path, file=None):
     field's declared `Range` (`Annotated[int, Range(1, 100)]`, see
     `kdplug.config.ranges`) and values rejected by the dataclass's own
     `__post_init__` raise `ConfigError` naming the file, the dotted field
-    path and the value, with the nearest valid key suggested.
+    path and the value (at most 80 characters of it), with the nearest
+    valid key suggested. A float field also takes a number written as text
+    (`'5e-5'`, which is how YAML 1.1 reads `5e-5`).
 
     Args:
         cls: a dataclass type whose fields carry type hints.
@@ -32,6 +41,8 @@ def parse(cls, data, path, file=None):
     ...     rate: float = 0.1
     >>> parse(Opt, {"rate": 2}, "training").rate
     2.0
+    >>> parse(Opt, {"rate": "5e-5"}, "training").rate
+    5e-05
     """
     if data is None:
         data = {}
@@ -42,7 +53,7 @@ def parse(cls, data, path, file=None):
     for key in data:
         if key not in fields:
             raise ConfigError(
-                f"unknown key {key!r}{did_you_mean(key, fields)}; valid keys: "
+                f"unknown key {bounded_repr(key)}{did_you_mean(key, fields)}; valid keys: "
                 + ", ".join(fields),
                 file,
                 join(path, key),
@@ -125,16 +136,29 @@ def coerce(hint, value, path, file):
             raise ConfigError("expected an integer", file, path, value)
         return value
     if hint is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError("expected a number", file, path, value)
-        if value != value or value in (float("inf"), float("-inf")):
-            raise ConfigError("expected a finite number", file, path, value)
-        return float(value)
+        return _float(value, path, file)
     if hint is str:
         if not isinstance(value, str):
             raise ConfigError("expected a string", file, path, value)
         return value
     return value
+
+
+def _float(value, path, file):
+    """A float field's value: a number, or a number written as text
+    (`'5e-5'`); finite."""
+    number = value
+    if isinstance(value, str) and NUMBER_TEXT.fullmatch(value.strip()):
+        number = float(value)
+    if isinstance(number, bool) or not isinstance(number, (int, float)):
+        raise ConfigError("expected a number", file, path, value)
+    try:
+        number = float(number)
+    except OverflowError:  # an integer of more than 308 digits
+        number = math.inf
+    if not math.isfinite(number):
+        raise ConfigError("expected a finite number", file, path, value)
+    return number
 
 
 def to_dict(obj):

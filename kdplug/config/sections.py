@@ -18,6 +18,7 @@ from kdplug.config.ranges import Fraction
 from kdplug.config.ranges import NonNegativeInt
 from kdplug.config.ranges import PositiveInt
 from kdplug.config.ranges import Range
+from kdplug.errors import bounded_repr
 from kdplug.errors import did_you_mean
 
 # Ranges shared by several sections (kdplug.config.ranges).
@@ -94,7 +95,7 @@ class DataConfig:
         others = {self.validation_split, self.test_split}
         if self.train_split in others:
             raise ValueError(
-                f"train_split {self.train_split!r} is also the validation or "
+                f"train_split {bounded_repr(self.train_split)} is also the validation or "
                 "test split; evaluation must not read the training rows")
         self._check_label_names()
         if not self.label_separator:
@@ -122,7 +123,7 @@ class DataConfig:
                 raise ValueError(f"{key} must name a data file or a saved dataset folder")
             if value.startswith("tfds:"):
                 raise ValueError(
-                    f"{key}: {value!r}: a TFDS dataset goes in path, its splits "
+                    f"{key}: {bounded_repr(value)}: a TFDS dataset goes in path, its splits "
                     "in train_split, validation_split and test_split")
 
     def _check_label_names(self):
@@ -198,9 +199,9 @@ class EarlyStoppingConfig:
     def __post_init__(self):
         if not self.monitor.startswith("val_"):
             raise ValueError(
-                f"monitor {self.monitor!r} is not a validation value; early "
-                f"stopping watches the validation split (did you mean "
-                f"'val_{self.monitor}'?)")
+                f"monitor {bounded_repr(self.monitor)} is not a validation value; "
+                f"early stopping watches the validation split (did you mean "
+                f"{bounded_repr('val_' + self.monitor)}?)")
 
     @property
     def maximize(self):
@@ -332,13 +333,21 @@ class TeacherPipelineConfig:
 @dataclasses.dataclass
 class TeacherConfig:
     """The teacher: a local Hugging Face BERT folder, `package:<pkg>/<dir>`,
-    a keras-hub preset name, or a `.keras` file."""
+    a keras-hub preset name, or a `.keras` file.
+
+    `pooling` is what its sentence head reads of the last layer (and so the
+    heads of the students built from it: `truncated`, `narrow`,
+    `bottleneck`): `cls` (the [CLS] vector), `mean` (the mean over the real,
+    non-padding tokens) or `auto` (what the checkpoint was trained with:
+    its sentence-transformers `1_Pooling/config.json`, `cls` where there is
+    none; `kdplug.teacher.pooling`)."""
 
     source: str
     tokenizer: Optional[str] = None
     finetune: Optional[FinetuneConfig] = None
     dropout: Fraction = 0.1
     pipeline: Optional[TeacherPipelineConfig] = None
+    pooling: Literal["cls", "mean", "auto"] = "cls"
 
 
 @dataclasses.dataclass

@@ -30,6 +30,9 @@ LABEL_KINDS = ("class", "float", "multi", "tags")
 SPLITS = ("train", "validation", "test")
 EXTENSIONS = {".tsv": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl",
               ".parquet": "parquet", ".pq": "parquet"}
+# The csv module's field limit while kdplug reads (a C long on every
+# platform); its default, 131,072 characters, is a document of ~20,000 words.
+FIELD_SIZE_LIMIT = 2 ** 31 - 1
 QUOTING_HINT = ("a field that starts with a double quote is read as quoted "
                 "(it ends at the next lone quote; quotes inside are doubled): "
                 "fix the quoting, or set data.quoting: none to read quotes as text")
@@ -414,9 +417,12 @@ def read_rows(path, fmt="auto", quoting="csv", field="data.path"):
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = json.loads(line, object_pairs_hook=_no_duplicate_keys)
             except json.JSONDecodeError as e:
                 raise DataError(f"{path}:{i}: invalid JSON: {e.msg}") from None
+            except DuplicateKey as e:
+                raise DataError(f"{path}:{i}: key {e.args[0]!r} appears twice in "
+                                "this object; which value is meant? Keep one") from None
             if not isinstance(row, dict):
                 raise DataError(f"{path}:{i}: each line must be a JSON object")
             rows.append((i, row))
@@ -430,6 +436,7 @@ def read_rows(path, fmt="auto", quoting="csv", field="data.path"):
     for i, values in records:
         if header is None:
             header = values
+            tables.check_unique_columns(f"{path}:{i}", header)
             continue
         if all(v == "" for v in values):
             continue
@@ -440,22 +447,43 @@ def read_rows(path, fmt="auto", quoting="csv", field="data.path"):
 
 
 def _csv_records(path, lines, delimiter, quoting):
-    """`(first line, fields)` of every record, by Python's csv module."""
+    """`(first line, fields)` of every record, by Python's csv module, with
+    no limit on a field's length (the module's default refuses fields over
+    131,072 characters: a long document is a text like any other)."""
     options = ({"quoting": csv.QUOTE_NONE} if quoting == "none"
                else {"strict": True, "doublequote": True})
     reader = csv.reader((line + "\n" for line in lines), delimiter=delimiter,
                         **options)
-    while True:
-        start = reader.line_num + 1
-        try:
-            values = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as e:
-            hint = f"; {QUOTING_HINT}" if quoting != "none" else ""
-            raise DataError(f"{path}:{start}: {e}{hint}") from None
-        if values:
-            yield start, values
+    limit = csv.field_size_limit(FIELD_SIZE_LIMIT)
+    try:
+        while True:
+            start = reader.line_num + 1
+            try:
+                values = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as e:
+                hint = f"; {QUOTING_HINT}" if quoting != "none" else ""
+                raise DataError(f"{path}:{start}: {e}{hint}") from None
+            if values:
+                yield start, values
+    finally:
+        csv.field_size_limit(limit)
+
+
+class DuplicateKey(ValueError):
+    """A JSON object naming one key twice (`_no_duplicate_keys`)."""
+
+
+def _no_duplicate_keys(pairs):
+    """`json.loads`' `object_pairs_hook`: a dict, or `DuplicateKey` for a
+    key given twice (json keeps the last one silently)."""
+    row = {}
+    for key, value in pairs:
+        if key in row:
+            raise DuplicateKey(key)
+        row[key] = value
+    return row
 
 
 def rows_to_examples(rows, cfg, path, label_kind="class", label_map=None):

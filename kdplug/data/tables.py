@@ -125,6 +125,7 @@ def _is_row_list(data):
 
 def _table(data, columns, source, label_column):
     if _is_frame(data):  # pandas
+        check_unique_columns(source, [str(c) for c in data.columns])
         data = data.to_dict("list")
     if _is_dataset(data):
         if not hasattr(data, "select_columns") or type(data).__name__ != "Dataset":
@@ -158,10 +159,30 @@ def _table(data, columns, source, label_column):
 
 
 def _check_columns(source, names, columns):
+    check_unique_columns(source, names)
     for column, field in columns.items():
         if column not in names:
             raise DataError(f"{source}: no column {column!r} ({field}); columns "
                             f"are {sorted(names)}")
+
+
+def check_unique_columns(source, names):
+    """Raises `DataError` naming `source` and the column when a (named)
+    column appears twice: reading one of them silently would be a guess.
+
+    >>> check_unique_columns("data.tsv:1", ["text", "label", "text"])
+    Traceback (most recent call last):
+    ...
+    kdplug.errors.DataError: data.tsv:1: the column 'text' appears twice (columns 1 and 3); rename or remove one
+    """
+    seen = {}
+    for position, name in enumerate(names, start=1):
+        if name == "":
+            continue  # unnamed columns are never read
+        if name in seen:
+            raise DataError(f"{source}: the column {name!r} appears twice (columns "
+                            f"{seen[name]} and {position}); rename or remove one")
+        seen[name] = position
 
 
 def _numbered(by_column, columns):

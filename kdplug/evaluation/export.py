@@ -2,7 +2,6 @@
 
 import os
 import shutil
-import tempfile
 import warnings
 
 import keras
@@ -136,6 +135,11 @@ class StudentExporter:
         """Writes the requested formats into `out_dir`; returns
         `{format: path}` (also kept in `self.paths`).
 
+        Every file and folder is written under a temporary name beside
+        its final one and renamed once complete (`kdplug.storage`), so an
+        export killed half-way leaves no final name (and `kdplug export`
+        writes it again rather than keeping half of it).
+
         Nothing is stored twice: the TFLite converter's SavedModel is
         written to a temporary folder and removed unless `saved_model` is
         asked for, and with `keras_file` (the student already saved, e.g.
@@ -160,6 +164,7 @@ class StudentExporter:
                     f"the {PRESET} export needs the tokenizer: "
                     "StudentExporter(model, sequence_length, tokenizer=...)")
         os.makedirs(out_dir, exist_ok=True)
+        storage.remove_stale_temporaries(out_dir)  # a killed export's
         self._predictors = {}
         paths = {f: os.path.join(out_dir, FILENAMES[f]) for f in FORMATS}
         if "keras" in wanted:
@@ -170,21 +175,24 @@ class StudentExporter:
                 self.model, paths[PRESET], self.tokenizer, self.sequence_length,
                 self.label_names)
         if wanted & {"saved_model", *TFLITE_FORMATS}:
+            saved_model = paths["saved_model"]
             if "saved_model" in wanted:
-                saved_model = paths["saved_model"]
-                self._write_saved_model(saved_model, text=True)
+                with storage.atomic_folder(saved_model) as tmp:
+                    self._write_saved_model(tmp, text=True)
                 self.paths["saved_model"] = saved_model
             else:  # only for the converter: ids only, removed afterwards
-                saved_model = tempfile.mkdtemp(prefix=".saved_model-", dir=out_dir)
+                saved_model = storage.temporary_name(saved_model)
                 self._write_saved_model(saved_model, text=False)
-            for fmt, quantize in (("tflite_float32", False), ("tflite_int8", True)):
-                if fmt in wanted:
-                    blob = self._convert(saved_model, quantize)
-                    with open(paths[fmt], "wb") as f:
-                        f.write(blob)
-                    self.paths[fmt] = paths[fmt]
-            if "saved_model" not in wanted:
-                shutil.rmtree(saved_model, ignore_errors=True)
+            try:
+                for fmt, quantize in (("tflite_float32", False), ("tflite_int8", True)):
+                    if fmt in wanted:
+                        blob = self._convert(saved_model, quantize)
+                        with storage.atomic_write(paths[fmt], "wb") as f:
+                            f.write(blob)
+                        self.paths[fmt] = paths[fmt]
+            finally:
+                if "saved_model" not in wanted:
+                    shutil.rmtree(saved_model, ignore_errors=True)
         if wanted & set(TFLITE_FORMATS) and self._reads_token_ids():
             self.vocab = self._write_vocab(os.path.join(out_dir, VOCAB_FILE))
         return {f: self.paths[f] for f in FORMATS if f in self.paths}
@@ -258,16 +266,23 @@ class StudentExporter:
 
     def _save_keras(self, path, keras_file):
         """The `.keras` export: a hard link to `keras_file` when given (a
-        copy across file systems), else the model saved."""
+        copy across file systems), else the model saved; either way under a
+        temporary name first (`path` is never half a file)."""
         if keras_file is None:
-            self.model.save(path)
+            storage.save_model(self.model, path)
             return
-        if os.path.exists(path):
-            os.remove(path)
+        tmp = storage.temporary_name(path)
         try:
-            os.link(keras_file, path)
-        except OSError:
-            shutil.copyfile(keras_file, path)
+            try:
+                os.link(keras_file, tmp)
+            except OSError:
+                shutil.copyfile(keras_file, tmp)
+            storage.commit(tmp, path)
+        except OSError as e:
+            raise storage.write_failure(path, e) from None
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
 
     def _convert(self, saved_model, quantize):
         def convert(select_ops):

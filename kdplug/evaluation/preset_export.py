@@ -10,6 +10,7 @@ sequence length, and saves it with `save_to_preset`. Students of the other
 families (`HubTextClassifier`) are saved the same way, with their family's
 task and preprocessor classes: both models' `to_task(preprocessor)` builds
 the keras-hub task. Other students (BiLSTM, bottleneck, per-token,
+mean-pooled (`teacher.pooling: mean`: keras-hub's heads read [CLS]),
 multi-task, ELECTRA, for which keras-hub has no classifier) are refused.
 
 The folder then loads in a process that never imports kdplug:
@@ -32,7 +33,6 @@ save_preset(student, "runs/x/export/keras_hub_preset", tokenizer,
 
 import json
 import os
-import shutil
 
 import keras_hub
 
@@ -48,16 +48,21 @@ def check_presettable(model):
     """Raises `KdplugError` (naming the student's class) when the student is
     not a model `save_preset` can write: a kdplug `BertClassifier` or
     `HubTextClassifier` of a family keras-hub has a text classifier for
-    (`to_task()`), classifying sentences."""
+    (`to_task()`), classifying sentences from their [CLS] vector."""
     family = getattr(model, "family", None)
+    pooling = getattr(model, "pooling", "cls")
     if (callable(getattr(model, "to_task", None)) and family is not None
-            and family.classifier and not getattr(model, "per_token", False)):
+            and family.classifier and not getattr(model, "per_token", False)
+            and pooling == "cls"):
         return
     name = type(model).__name__
     if family is not None and not family.classifier:
         detail = f" of the {family.name} family, for which keras-hub has no text classifier"
     elif getattr(model, "per_token", False):
         detail = " with per_token=True (token classification)"
+    elif pooling != "cls":
+        detail = (f" with pooling={pooling!r} (teacher.pooling), whose head reads "
+                  "other than the [CLS] vector keras-hub's classifiers read")
     else:
         detail = ""
     raise KdplugError(
@@ -124,18 +129,12 @@ def save_preset(model, path, tokenizer, sequence_length, label_names=None):
         if width is not None and width != len(label_names):
             raise KdplugError(f"{len(label_names)} label names for a model with "
                               f"{width} outputs")
-    tmp = storage.temporary_name(path)
-    try:
+    with storage.atomic_folder(path) as tmp:
         task.save_to_preset(tmp)
         if label_names is not None:
             with open(os.path.join(tmp, LABELS_FILE), "w", encoding="utf-8") as f:
                 json.dump({"names": label_names,
                            "ids": {n: i for i, n in enumerate(label_names)}}, f, indent=2)
-        if os.path.exists(path):
-            shutil.rmtree(path)
-        storage.commit(tmp, path)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return path
 
 

@@ -1,6 +1,5 @@
 import dataclasses
 
-from kdplug.errors import KdplugError
 from kdplug.mapping.layer_mapping import LayerMapping
 
 
@@ -30,7 +29,7 @@ class LastMapping(LayerMapping):
     def layer_pairs(self, num_teacher_layers, num_student_layers):
         n, m = num_teacher_layers, num_student_layers
         if m > n:
-            raise KdplugError(
+            raise self.error(
                 f"layer mapping 'last' needs a student no deeper than the "
                 f"teacher; got {m} student and {n} teacher layers"
             )

@@ -1,4 +1,4 @@
-from kdplug.errors import KdplugError
+from kdplug.errors import ConfigError
 from kdplug.plugin.configurable import Configurable
 
 EMBEDDINGS = 0
@@ -13,7 +13,10 @@ class LayerMapping(Configurable):
     1-based `(teacher_layer, student_layer)` pairs for a teacher of depth `N`
     and a student of depth `M` (0 is the embedding layer). `resolve()` and
     `tap_pairs()` apply it to real models and check every index, so a bad
-    mapping fails before training with a message naming both models.
+    mapping fails before training with a `ConfigError` naming the layers
+    of both models and the field that configured the mapping
+    (`config_field`, set by its `MappingRef`: `method.mapping`; the runner
+    adds the config file).
 
     Args:
         config: an instance of the subclass's `Config`.
@@ -28,6 +31,10 @@ class LayerMapping(Configurable):
     ```
     """
 
+    # The config field this mapping was configured at (`method.mapping`),
+    # set by `PluginRef.build`; None for a mapping built in Python.
+    config_field = None
+
     def layer_pairs(self, num_teacher_layers, num_student_layers):
         raise NotImplementedError(f"{type(self).__name__}.layer_pairs()")
 
@@ -38,20 +45,21 @@ class LayerMapping(Configurable):
         pairs = [(int(t), int(s)) for t, s in self.layer_pairs(n, m)]
         for t, s in pairs:
             if not 0 <= s <= m:
-                raise KdplugError(
+                raise self.error(
                     f"layer mapping {self.name!r} pairs teacher layer {t} with "
-                    f"student layer {s}, which does not exist: the student "
-                    f"({_describe(student)}) has {m} layers (1..{m}; 0 is the "
-                    "embeddings)"
-                )
+                    f"student layer {s}, which does not exist: the student has "
+                    f"{_layers(m)} (1..{m}; 0 is the embeddings)")
             if not 0 <= t <= n:
-                raise KdplugError(
+                raise self.error(
                     f"layer mapping {self.name!r} pairs student layer {s} with "
-                    f"teacher layer {t}, which does not exist: the teacher "
-                    f"({_describe(teacher)}) has {n} layers (1..{n}; 0 is the "
-                    "embeddings)"
-                )
+                    f"teacher layer {t}, which does not exist: the teacher has "
+                    f"{_layers(n)} (1..{n}; 0 is the embeddings)")
         return pairs
+
+    def error(self, message):
+        """A `ConfigError` naming this mapping's `config_field` (the file
+        is the runner's to add, `kdplug.errors.config_error`)."""
+        return ConfigError(message, None, self.config_field)
 
     def tap_pairs(self, teacher, student, kinds=("hidden",)):
         """`(teacher_tap, student_tap)` names for each mapped layer and kind.
@@ -69,7 +77,7 @@ class LayerMapping(Configurable):
                     if kind == "hidden" and t == s == EMBEDDINGS:
                         out.append(("embeddings", "embeddings"))
                     elif kind == "hidden":
-                        raise KdplugError(
+                        raise self.error(
                             f"layer mapping {self.name!r} pairs layer {t} with "
                             f"{s}: embeddings can only map to embeddings"
                         )
@@ -84,17 +92,18 @@ class LayerMapping(Configurable):
         return f"{self.name}: {text}"
 
 
-def _describe(model):
-    return f"{type(model).__name__} {getattr(model, 'name', '')!r}"
+def _layers(count):
+    return f"{count} layer{'' if count == 1 else 's'}"
 
 
 def _depth(model, role):
     depth = getattr(model, "num_layers", None)
     if depth is None:
         offers = ", ".join(getattr(model, "available_taps", lambda: [])())
-        raise KdplugError(
-            f"the {role} ({_describe(model)}) has no transformer layers to map "
+        raise ConfigError(
+            f"the {role} ({type(model).__name__}) has no transformer layers to map "
             f"(it offers taps: {offers or 'none'}); use logit-level terms "
-            "without a layer mapping for it"
+            "without a layer mapping for it", None,
+            "student.kind" if role == "student" else "teacher.source"
         )
     return int(depth)

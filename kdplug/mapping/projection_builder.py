@@ -3,6 +3,7 @@
 from kdplug.errors import KdplugError
 from kdplug.mapping.head_reduction import HEAD_REDUCTIONS
 from kdplug.mapping.projection import Projection
+from kdplug.models.keyed_inputs import KeyedInputs
 from kdplug.models.tap_names import check_tap_names
 
 
@@ -12,13 +13,24 @@ def _is_attention(tap):
 
 def check_tap_pair(teacher, student, teacher_tap, student_tap,
                    head_reduction=None):
-    """Raises a `KdplugError` when a pair cannot be compared.
+    """Raises a `KdplugError` when a pair cannot be compared; returns
+    False for a pair it leaves to the runner (below), else True.
 
     Checks that both taps exist (a BiLSTM asked for attention gets its own
     message), that attention is paired with attention of the same kind
     (probabilities vs. pre-softmax scores) and that head counts match or a
     `head_reduction` (`"mean"` or `"group"`) is declared.
+
+    A pair over token positions of a student with its own tokenizer
+    (`KeyedInputs`, `student.kind: hub`) is not checked further: no head
+    reduction or projection makes it comparable, and the runner refuses it
+    with the stage and term that read it before anything trains
+    (`check_own_tokenizer_terms`), which is what the user has to change;
+    a method's own checks of the pair (widths) should skip it too.
     """
+    if any(isinstance(model, KeyedInputs) and not model.compares(tap)
+           for model, tap in ((teacher, teacher_tap), (student, student_tap))):
+        return False
     for model, tap, role in ((teacher, teacher_tap, "teacher"),
                              (student, student_tap, "student")):
         try:
@@ -35,11 +47,11 @@ def check_tap_pair(teacher, student, teacher_tap, student_tap,
             "same kind (attention/ or attention_scores/), features with features"
         )
     if not _is_attention(teacher_tap):
-        return
+        return True
     t_heads = getattr(teacher, "num_heads", None)
     s_heads = getattr(student, "num_heads", None)
     if t_heads == s_heads:
-        return
+        return True
     if head_reduction is None:
         hint = "'mean' (average each model's heads to one map)"
         if t_heads and s_heads and max(t_heads, s_heads) % min(t_heads, s_heads) == 0:
@@ -62,6 +74,7 @@ def check_tap_pair(teacher, student, teacher_tap, student_tap,
             f"head_reduction 'group' needs one head count to divide the other; "
             f"got teacher {t_heads} and student {s_heads} heads (use 'mean')"
         )
+    return True
 
 
 def build_projections(teacher, student, tap_pairs, head_reduction=None,

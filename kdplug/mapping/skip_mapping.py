@@ -1,7 +1,6 @@
 import dataclasses
 from typing import Optional
 
-from kdplug.errors import KdplugError
 from kdplug.mapping.layer_mapping import LayerMapping
 
 
@@ -39,7 +38,7 @@ class SkipMapping(LayerMapping):
     def layer_pairs(self, num_teacher_layers, num_student_layers):
         n, m = num_teacher_layers, num_student_layers
         if m > n and not self.config.every:
-            raise KdplugError(
+            raise self.error(
                 f"layer mapping 'skip' needs a student no deeper than the "
                 f"teacher; got {m} student and {n} teacher layers"
             )
@@ -48,7 +47,7 @@ class SkipMapping(LayerMapping):
         pairs = [(j * k if k else j * n // m, j) for j in range(1, last + 1)]
         too_deep = [t for t, _ in pairs if t > n]
         if too_deep:
-            raise KdplugError(
+            raise self.error(
                 f"layer mapping 'skip' with every={k} needs teacher layers "
                 f"{too_deep}, but the teacher has {n} layers"
             )

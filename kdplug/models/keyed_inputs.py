@@ -63,6 +63,15 @@ class KeyedInputs(TappedClassifier):
     def available_taps(self):
         return self.model.available_taps()
 
+    def compares(self, tap):
+        """Whether `tap` can be compared with a model of another tokenizer:
+        the per-example taps (`logits` of a sentence head, `pooled`,
+        `cls/<i>`); hidden states, attention maps, embeddings and per-token
+        logits run over this model's own token positions."""
+        if tap == "logits":
+            return not self.per_token
+        return tap == "pooled" or tap.startswith("cls/")
+
     def offers(self):
         offers = getattr(self.model, "offers", None)
         return offers() if offers else ", ".join(self.available_taps())

@@ -6,6 +6,7 @@ import weakref
 
 import keras
 
+from kdplug import keys
 from kdplug.errors import KdplugError
 
 LOGITS = "logits"
@@ -24,13 +25,15 @@ def model_taps(model, inputs, names, training=False):
       a functional model (`keras.Model(inputs, outputs)` or `Sequential`):
       a subclassed model has no graph to read a layer's output from.
 
-    The batch may hold more features than the model reads (other models'
-    inputs, cached teacher outputs): a functional model gets only its own
-    inputs, by name.
+    The batch's features are what Keras' `fit` takes: one tensor, a
+    tuple or list of a multi-input model's inputs, or a dict, which may
+    hold more features than the model reads (other models' inputs, cached
+    teacher outputs): a functional model gets only its own inputs, by name
+    (`own_inputs`).
 
     Args:
         model: the teacher or the student.
-        inputs: the batch's features, a dict.
+        inputs: the batch's features: a tensor, a tuple or list, a dict.
         names: the taps wanted.
         training: passed to the model.
 
@@ -47,8 +50,8 @@ def model_taps(model, inputs, names, training=False):
     names = list(names)
     layers = tuple(sorted(set(names) - {LOGITS}))
     if not layers:
-        return {LOGITS: model(_own_inputs(model, inputs), training=training)}
-    outputs = _feature_model(model, layers)(_own_inputs(model, inputs), training=training)
+        return {LOGITS: model(own_inputs(model, inputs), training=training)}
+    outputs = _feature_model(model, layers)(own_inputs(model, inputs), training=training)
     return {name: outputs[name] for name in names}
 
 
@@ -76,22 +79,59 @@ def _feature_model(model, layers):
     return cache[layers]
 
 
-def _own_inputs(model, inputs):
-    """The part of a batch's features a functional model declares (by its
-    inputs' names); everything for other models."""
-    if not _is_functional(model) or not isinstance(inputs, dict):
+def own_inputs(model, inputs):
+    """The part of a batch's features `model` reads.
+
+    Features that are not a dict (one tensor, a tuple or list of a
+    multi-input model's inputs) go to the model as they are, as Keras
+    passes them. From dict features, a functional model gets the inputs it
+    declares, by name: the keys of a dict-input model, the `keras.Input`
+    names of a list-input model, the one input of a single-input model (or
+    the batch's one feature that is not a cached teacher output, whatever
+    its key). Any other model gets the dict without cached teacher outputs
+    (`kdplug.keys.model_inputs`).
+
+    Args:
+        model: the teacher or the student.
+        inputs: the batch's features.
+
+    Returns:
+        What to call `model` with.
+
+    Raises:
+        KdplugError: a functional model's input is not in the dict.
+
+    Examples:
+
+    ```python
+    ids = keras.Input((48,), dtype="int32", name="token_ids")
+    model = keras.Model(ids, keras.layers.Dense(2)(...))
+    own_inputs(model, {"token_ids": t, "teacher/logits": l})  # -> t
+    ```
+    """
+    if not isinstance(inputs, dict):
         return inputs
+    if not _is_functional(model):
+        return keys.model_inputs(inputs)
     declared = model.input
     if isinstance(declared, dict):
-        return {key: inputs[key] for key in declared}
+        return {key: _feature(model, inputs, key) for key in declared}
     if isinstance(declared, (list, tuple)):
-        return [inputs[tensor.name] for tensor in declared]
-    if declared.name not in inputs:
+        return [_feature(model, inputs, tensor.name) for tensor in declared]
+    features = keys.model_inputs(inputs)
+    if declared.name not in features and len(features) == 1:
+        return next(iter(features.values()))
+    return _feature(model, inputs, declared.name)
+
+
+def _feature(model, inputs, name):
+    """`inputs[name]`, or an error naming the input and the batch's keys."""
+    if name not in inputs:
         raise KdplugError(
-            f"model {model.name!r} reads an input named {declared.name!r}, and the "
+            f"model {model.name!r} reads an input named {name!r}, and the "
             f"batch has {', '.join(sorted(inputs))}; name its keras.Input after one "
             "of them (e.g. keras.Input(shape, dtype='int32', name='token_ids'))")
-    return inputs[declared.name]
+    return inputs[name]
 
 
 def _is_functional(model):

@@ -46,9 +46,10 @@ class PluginManager:
     entry point in the `kdplug.plugins` group (or a direct `register()` call in
     tests). Importing it, pluggy's validation of its hooks (e.g. a hook with
     a wrong argument name), collecting what it registers and committing that
-    to the registries all run inside one isolation: any `Exception` or
-    `SystemExit` there (an import error, `sys.exit()` at import, a raising
-    hook, a name another plugin owns) records the plugin as failed with the
+    to the registries all run inside one isolation: any exception there but
+    `KeyboardInterrupt` (an import error, `sys.exit()` at import, a
+    `BaseException` subclass of the plugin's own, a raising hook, a name
+    another plugin owns) records the plugin as failed with the
     reason, rolls back its registry entries and its pluggy registration (its
     `kdplug_callbacks` never runs), and every other plugin still loads. A
     lookup of a name such a plugin registers, or might register, says so.
@@ -102,7 +103,9 @@ class PluginManager:
             source = ep.dist.name if ep.dist is not None else ep.value
             try:
                 plugin = ep.load()
-            except (Exception, SystemExit) as e:  # isolate any import-time failure
+            except KeyboardInterrupt:
+                raise
+            except BaseException as e:  # isolate any import-time failure
                 self._fail(PluginRecord(name=ep.name, source=source), e, [])
                 continue
             self.register(plugin, name=ep.name, source=source)
@@ -118,7 +121,9 @@ class PluginManager:
             self._pm.register(plugin, name=name)  # pluggy validates the hooks
             registered = True
             self._commit(pending, source, record)
-        except (Exception, SystemExit) as e:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:  # SystemExit, a plugin's own BaseException
             if registered:
                 self._pm.unregister(name=name)
             return self._fail(record, e, pending)
@@ -197,19 +202,24 @@ def failure_reason(error):
 
 def import_package_modules(package, owner=None):
     """Imports `package` (a module name) and, if it is a package, every
-    module below it; failures are logged as warnings naming `owner`."""
+    module below it; failures (any exception but `KeyboardInterrupt`) are
+    logged as warnings naming `owner`."""
     if not package:
         return
     try:
         module = importlib.import_module(package)
-    except Exception as e:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:
         log.warning("%s: %s did not import: %s", owner or package, package,
                     failure_reason(e))
         return
     for info in pkgutil.walk_packages(getattr(module, "__path__", ()), package + "."):
         try:
             importlib.import_module(info.name)
-        except Exception as e:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:
             log.warning("%s: %s did not import: %s", owner or package, info.name,
                         failure_reason(e))
 

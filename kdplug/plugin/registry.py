@@ -1,6 +1,7 @@
 """A name -> class registry for one kind of plugin object."""
 
 from kdplug.errors import PluginError
+from kdplug.errors import bounded_repr
 from kdplug.errors import did_you_mean
 
 
@@ -54,7 +55,7 @@ class Registry:
         if name not in self._entries:
             known = ", ".join(sorted(self._entries)) or "none"
             raise KeyError(
-                f"unknown {self.kind} {name!r}{did_you_mean(name, self._entries)}"
+                f"unknown {self.kind} {bounded_repr(name)}{did_you_mean(name, self._entries)}"
                 f"; known: {known}{self._failure_note(name)}"
             )
         return self._entries[name][0]

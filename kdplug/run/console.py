@@ -94,29 +94,66 @@ def import_tensorflow_quietly(verbose=False):
     """Imports TensorFlow (and Keras) without the C++/absl start-up noise.
 
     With `verbose`, or when TensorFlow is already imported, this only
-    imports. Otherwise TensorFlow's C++ log threshold is raised to errors
+    imports (with `verbose`, at TensorFlow's own log level unless the user
+    set one). Otherwise TensorFlow's C++ log threshold is raised to errors
     only (`TF_CPP_MIN_LOG_LEVEL=3`, unless the user set it) and file
     descriptor 2 points at /dev/null while the import runs, which is when
     absl and the CUDA stubs print. Python exceptions are not affected.
     """
+    import kdplug
+
+    if verbose and kdplug._TF_LOG_LEVEL_IS_KDPLUGS and "tensorflow" not in sys.modules:
+        os.environ["TF_CPP_MIN_LOG_LEVEL"] = "0"  # everything, as `-v` promises
     if verbose or "tensorflow" in sys.modules:
         import tensorflow  # noqa: F401
         return
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     if os.environ["TF_CPP_MIN_LOG_LEVEL"] == "2":
-        os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"  # kdplug's own library default
+        os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"  # kdplug 0.1's (and the tests') level
+    with stderr_to_devnull():
+        import keras  # noqa: F401
+        import tensorflow  # noqa: F401
+    logging.getLogger("absl").setLevel(logging.ERROR)
+
+
+@contextlib.contextmanager
+def quiet_tensorflow_start():
+    """Runs the block (an import that may import TensorFlow: kdplug's lazy
+    exports) without TensorFlow's start-up noise, as the CLI does: file
+    descriptor 2 points at /dev/null while it runs, unless TensorFlow is
+    already imported or the user asked for TensorFlow's logs
+    (`TF_CPP_MIN_LOG_LEVEL` 0 or 1; `import kdplug` sets 3 when it is
+    unset).
+
+    Examples:
+
+    ```python
+    with quiet_tensorflow_start():
+        module = importlib.import_module("kdplug.training.distiller")
+    ```
+    """
+    if ("tensorflow" in sys.modules
+            or os.environ.get("TF_CPP_MIN_LOG_LEVEL", "3") in ("0", "1")):
+        yield
+        return
+    with stderr_to_devnull():
+        yield
+
+
+@contextlib.contextmanager
+def stderr_to_devnull():
+    """File descriptor 2 (what C++ code and absl print to, beneath
+    `sys.stderr`) pointed at /dev/null while the block runs."""
     sys.stderr.flush()
     saved = os.dup(2)
     devnull = os.open(os.devnull, os.O_WRONLY)
     try:
         os.dup2(devnull, 2)
-        import keras  # noqa: F401
-        import tensorflow  # noqa: F401
+        yield
     finally:
         os.dup2(saved, 2)
         os.close(devnull)
         os.close(saved)
-    logging.getLogger("absl").setLevel(logging.ERROR)
 
 
 def on_terminal(stream=None):

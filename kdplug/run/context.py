@@ -6,8 +6,8 @@ import time
 
 from kdplug import storage
 from kdplug.data.length_buckets import LengthBuckets
-from kdplug.data.transfer_set import augment_steps
 from kdplug.plugin.manager import get_plugin_manager
+from kdplug.run.preflight import build_augmenters
 from kdplug.run.run_folder import run_settings
 from kdplug.tasks import TASKS
 from kdplug.tasks import get_task
@@ -85,14 +85,16 @@ class RunContext:
     @classmethod
     def create(cls, config, plugin_manager=None, strategy=None,
                log_every_steps=DEFAULT_LOG_EVERY_STEPS, settings=None,
-               data=None, data_fingerprint=None):
-        """The context of `config`: the process-wide plugin manager and the
-        strategy `training.strategy` names, unless given."""
+               data=None, data_fingerprint=None, run_dir=None):
+        """The context of `config`: the process-wide plugin manager, the
+        strategy `training.strategy` names and the run folder
+        `config.run_dir()` resolves to now, unless given (`Experiment.run`
+        passes the folder it resolved and locked)."""
         return cls(
             config,
             plugin_manager or get_plugin_manager(),
             strategy or make_strategy(config.training.strategy),
-            config.run_dir(),
+            run_dir or config.run_dir(),
             log_every_steps=log_every_steps,
             settings=settings,
             data=data,
@@ -134,8 +136,9 @@ class RunContext:
         return self.plugins.students.get(cfg.student.name)(cfg.student_config)
 
     def augment_steps(self):
-        """The `augment:` section as `AugmentStep`s (augmenters built)."""
-        return augment_steps(self.config.augment_entries, self.plugins.augmenters)
+        """The `augment:` section as `AugmentStep`s (augmenters built, their
+        errors naming their `augment[i]` entry: `build_augmenters`)."""
+        return build_augmenters(self.config, self.plugins.augmenters)
 
     def length_buckets(self, kind=LengthBuckets):
         """`training.length_buckets` as a `kind` (a `LengthBuckets` or a

@@ -30,9 +30,10 @@ SOURCE = "source.json"
 class Experiment:
     """Runs a validated config with the runner its method declares.
 
-    `run()` locks the run folder (one run at a time), checks that what the
+    `run()` resolves the run folder once, refuses one that holds the
+    user's own files, locks it (one run at a time), checks that what the
     folder already holds was trained with the same settings (`RunFolder`;
-    `fresh=True` first moves an old folder aside), seeds every random
+    `fresh=True` first moves an old run folder aside), seeds every random
     generator, sets the dtype policy (`training.mixed_precision`), builds the
     `RunContext` (strategy, run folder, logger, timers), records the settings
     and the resolved `config.yaml`, and hands the run to `method.runner`
@@ -86,20 +87,22 @@ class Experiment:
             fresh: move an existing run folder aside (`<run>.old-<time>`)
                 and start over (`kdplug run --fresh`).
         """
+        # resolved once: `output_dir: .` must not follow the working folder
+        folder = RunFolder(self.config.run_dir())
+        folder.check_owner(self.config.file, fresh)  # before anything is written
         for line in check_inputs(self.config, self.plugin_manager, self.splits):
             log.info("inputs: %s", line)
-        folder = RunFolder(self.config.run_dir())
         with contextlib.ExitStack() as stack:
             stack.enter_context(folder.lock())
             if fresh:
-                moved = folder.move_aside()
+                moved = folder.move_aside(self.config.file)
                 if moved:
                     log.info("run folder: moved the previous run to %s", moved)
                 stack.enter_context(folder.lock())  # the new, empty folder
             settings = run_settings(self.config, self.data_fingerprint)
             folder.check(settings, self.config.file)
             with precision_policy(self.config.training.mixed_precision):
-                runner = self._runner(settings)
+                runner = self._runner(settings, folder.path)
                 folder.record(settings)
                 self._write_config(runner.context)
                 return runner.run()
@@ -110,12 +113,13 @@ class Experiment:
         with precision_policy(self.config.training.mixed_precision):
             return self._runner().finetune_teacher()
 
-    def _runner(self, settings=None):
+    def _runner(self, settings=None, run_dir=None):
         keras.utils.set_random_seed(self.config.seed)
         context = RunContext.create(self.config, self.plugin_manager,
                                     log_every_steps=self.log_every_steps,
                                     settings=settings, data=self.splits,
-                                    data_fingerprint=self.data_fingerprint)
+                                    data_fingerprint=self.data_fingerprint,
+                                    run_dir=run_dir)
         replicas = context.strategy.num_replicas_in_sync
         context.log.info("strategy: %s, %d replica%s", type(context.strategy).__name__,
                          replicas, "" if replicas == 1 else "s")

@@ -7,9 +7,11 @@ subsample) and resolves the teacher source and tokenizer, without
 TensorFlow. `kdplug validate` prints its lines; `kdplug run` calls it before
 it creates or locks the run folder, so bad inputs leave nothing behind.
 `check_build` (`kdplug validate --build`; a run builds the same models
-itself) goes further: it builds the teacher, the student and the method's stages and
-checks what only models show (a tap the teacher's family lacks, a layer
-mapping beyond the student's layers).
+itself, and makes these checks before it fine-tunes the teacher) goes
+further: it builds the teacher, the student and the method's stages and the
+augmenters, and checks what only models show (a tap the teacher's family
+lacks, a layer mapping beyond the student's layers, a student's maximum
+sequence length).
 
 Examples:
 
@@ -32,6 +34,8 @@ from kdplug.data.readers import IN_MEMORY
 from kdplug.data.readers import TFDS_PREFIX
 from kdplug.data.readers import read_splits
 from kdplug.errors import ConfigError
+from kdplug.errors import KdplugError
+from kdplug.errors import config_error
 from kdplug.teacher.sources import describe_source
 from kdplug.teacher.sources import resolve_source
 
@@ -155,6 +159,35 @@ def _describe(examples, label_kind, names=None):
     return f"{len(labels)} ({per_class})"
 
 
+def build_augmenters(config, registry):
+    """The `augment:` section's `AugmentStep`s, each augmenter built: what
+    an augmenter needs and checks when built (a WordNet database, a lexicon
+    file) fails as a `ConfigError` naming its `augment[i]` entry. A run
+    builds them before the teacher's fine-tuning (`RunContext.
+    augment_steps`), `kdplug validate --build` too.
+
+    Args:
+        config: an `ExperimentConfig`.
+        registry: the augmenter registry (`plugin_manager.augmenters`).
+
+    Examples:
+
+    ```python
+    steps = build_augmenters(config, get_plugin_manager().augmenters)
+    # x.yaml: augment[0]: no WordNet database found; install WordNet ...
+    ```
+    """
+    from kdplug.data.transfer_set import augment_steps
+
+    steps = []
+    for index, entry in enumerate(config.augment_entries):
+        try:
+            steps += augment_steps([entry], registry)
+        except KdplugError as e:
+            raise config_error(e, config.file, f"augment[{index}]") from None
+    return steps
+
+
 def check_build(config, plugin_manager=None):
     """`kdplug validate --build`: the teacher, the student and the
     method's stages built as a run builds them before its first step (the
@@ -162,9 +195,12 @@ def check_build(config, plugin_manager=None):
     models show fails here, not minutes into a run: a tap the teacher's
     family cannot give (DeBERTaV3 has no attention maps) or an untrained
     head without `teacher.finetune`, a layer mapping to a layer the student
-    lacks, a student the task cannot use, schedules or early stopping naming
-    a stage or term that is not there (`check_teacher` and
-    `kdplug.run.single_task.build_stages`, the run's own checks).
+    lacks, a student the task cannot use or whose maximum sequence length
+    is below `data.sequence_length`, schedules or early stopping naming a
+    stage or term that is not there (`check_teacher` and
+    `kdplug.run.single_task.build_stages`, the run's own checks, which
+    `kdplug run` makes before it fine-tunes the teacher), and the
+    augmenters, built (`build_augmenters`).
 
     Methods with their own runner (several tasks or teachers, seq2seq)
     build in that runner and are not dry-built here.
@@ -189,6 +225,7 @@ def check_build(config, plugin_manager=None):
     method = plugin_manager.methods.get(config.method.name)(config.method_config)
     if method.runner is not SingleTaskRunner or config.task not in TASKS:
         return []
+    build_augmenters(config, plugin_manager.augmenters)
     method.task = get_task(config.task)
     teacher, tokenizer, _ = load_teacher(
         config.teacher, method.task.num_outputs(config.data), config.resolve_path,

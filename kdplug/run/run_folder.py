@@ -9,6 +9,7 @@ from kdplug import storage
 from kdplug.data.readers import source_fingerprints
 from kdplug.errors import ConfigError
 from kdplug.errors import KdplugError
+from kdplug.teacher.sources import resolve_source
 
 SETTINGS = "settings.json"
 LOCK = ".lock"
@@ -34,8 +35,15 @@ class RunFolder:
       training. An identical re-run continues (finished stages are skipped,
       an interrupted one resumes).
     - `record(settings)`: writes them once the check passed.
-    - `move_aside()`: `kdplug run --fresh`; the old folder is renamed to
-      `<run>.old-<UTC time>`, never deleted.
+    - `check_owner(config_file, fresh)`: before anything is written there,
+      a folder that is not a kdplug run folder (`is_run_folder()`: it
+      exists, holds something, and has no `settings.json`, `stages/` or
+      `backup/`) stops the run with an error naming it and `output_dir`:
+      a run would overwrite the user's `summary.md`, `metrics.json`,
+      `config.yaml`. With `fresh`, the working folder (or a folder above
+      it) is refused too: `--fresh` never moves it.
+    - `move_aside()`: `kdplug run --fresh`; the old folder, a kdplug run
+      folder, is renamed to `<run>.old-<UTC time>`, never deleted.
 
     Args:
         path: the run folder (`ExperimentConfig.run_dir()`).
@@ -43,7 +51,8 @@ class RunFolder:
     Examples:
 
     ```python
-    folder = RunFolder(config.run_dir())
+    folder = RunFolder(config.run_dir())  # resolved once, used throughout
+    folder.check_owner(config.file)
     with folder.lock():
         settings = run_settings(config)
         folder.check(settings, config.file)
@@ -86,6 +95,48 @@ class RunFolder:
         finally:
             os.close(fd)  # releases the lock
 
+    def is_run_folder(self):
+        """Whether kdplug may write here: the folder is missing or empty
+        (its lock file aside: a run stopped before it recorded anything), or
+        a kdplug run folder (`settings.json`, `stages/` or `backup/`)."""
+        if not os.path.isdir(self.path):
+            return True
+        if self.recorded() is not None or any(
+                os.path.isdir(self.file(name)) for name in TRAINING_STATE):
+            return True
+        return not self._contents()
+
+    def check_owner(self, config_file=None, fresh=False):
+        """Raises `ConfigError` (naming `output_dir`) before anything is
+        written when the folder holds files of the user's (not a kdplug run
+        folder), and, with `fresh`, when moving it aside would move the
+        working folder."""
+        if not self.is_run_folder():
+            names = self._contents()
+            shown = ", ".join(names[:3]) + (
+                f" and {len(names) - 3} more" if len(names) > 3 else "")
+            raise ConfigError(
+                f"{self.path} holds files kdplug did not write ({shown}) and is "
+                f"not a kdplug run folder (no {SETTINGS}, stages/ or backup/): "
+                "a run would overwrite them"
+                + (", and --fresh moves only kdplug run folders" if fresh else "")
+                + ". Set output_dir (or --output-dir) to a new or empty folder",
+                config_file, "output_dir")
+        if fresh and self._holds_working_folder():
+            raise ConfigError(
+                f"--fresh would move {self.path} aside, and it is the working "
+                "folder (or holds it): run from another folder, or set output_dir "
+                "(or --output-dir) to another folder", config_file, "output_dir")
+
+    def _contents(self):
+        """The folder's entries but its lock file, sorted."""
+        return sorted(name for name in os.listdir(self.path) if name != LOCK)
+
+    def _holds_working_folder(self):
+        here = os.path.realpath(os.getcwd())
+        folder = os.path.realpath(self.path)
+        return here == folder or here.startswith(folder.rstrip(os.sep) + os.sep)
+
     def has_training_state(self):
         """Whether the folder holds stages (finished or interrupted)."""
         return any(os.path.isdir(self.file(name)) and os.listdir(self.file(name))
@@ -123,11 +174,13 @@ class RunFolder:
         storage.write_json(self.file(SETTINGS), {
             "fingerprint": storage.fingerprint(settings), "settings": settings})
 
-    def move_aside(self):
+    def move_aside(self, config_file=None):
         """Renames the folder to `<path>.old-<UTC time>` (returned); None
-        when there is no folder."""
+        when there is no folder. Only a kdplug run folder, and never the
+        working folder or one above it (`check_owner(fresh=True)`)."""
         if not os.path.exists(self.path):
             return None
+        self.check_owner(config_file, fresh=True)
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         target = f"{self.path}.old-{stamp}"
         suffix = 1
@@ -144,8 +197,11 @@ def run_settings(config, data_fingerprint=None):
     of the data files (a file changed in place changes the results too), or
     `data_fingerprint`, that of in-memory data (`Experiment(config,
     data=...)`), and that of the method's and student's own files
-    (`config.input_files`: a corpus, a student's model folder). Data fields added for issue #17 and left at their defaults
-    are left out (`DataConfig.key_fields`), so older run folders resume."""
+    (`config.input_files`: a corpus, a student's model folder), and that
+    of the teacher's files (`teacher_fingerprints`: a teacher replaced in
+    place changes the results). Data fields added for issue #17 and left
+    at their defaults are left out (`DataConfig.key_fields`), so older run
+    folders resume."""
     settings = {k: v for k, v in config.to_dict().items() if k not in NOT_SETTINGS}
     settings["data"] = {k: v for k, v in settings["data"].items()
                         if k in config.data.key_fields()}
@@ -160,7 +216,36 @@ def run_settings(config, data_fingerprint=None):
         settings["input_file_content"] = {
             field: storage.fingerprint_path(path)
             for field, path in config.input_files.items()}
+    settings["teacher_file_content"] = teacher_fingerprints(config)
     return settings
+
+
+def teacher_fingerprints(config):
+    """`{"teacher.source": fingerprint, "teacher.tokenizer": ...}`: the
+    content of the teacher's files (a preset name, or a path that names
+    nothing, stands for itself), so a teacher replaced in place at the same
+    path is a changed run.
+
+    Examples:
+
+    ```python
+    teacher_fingerprints(load_config("configs/quickstart.yaml"))
+    # {"teacher.source": "9b1c..."}
+    ```
+    """
+    teacher = config.teacher
+    fields = {"teacher.source": teacher.source, "teacher.tokenizer": teacher.tokenizer}
+    return {field: storage.fingerprint_path(_resolved(config, value))
+            for field, value in fields.items() if value}
+
+
+def _resolved(config, source):
+    """`source` resolved as the teacher loader resolves it; as written when
+    it names nothing (the loader's own error says so when the run loads it)."""
+    try:
+        return resolve_source(source, config.resolve_path, config.file)
+    except ConfigError:
+        return source
 
 
 def changed_fields(old, new, prefix=""):

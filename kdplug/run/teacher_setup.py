@@ -5,6 +5,7 @@ from kdplug.plugin.student_kind import PretrainedWeights
 from kdplug.teacher.finetune import TeacherFinetuner
 from kdplug.teacher.loading import check_teacher
 from kdplug.teacher.loading import load_teacher
+from kdplug.teacher.sanity import check_finite_outputs
 from kdplug.training.distribution import fit_can_jit_compile
 
 EVAL_BATCH_SIZE = 64
@@ -41,12 +42,14 @@ class TeacherSetup:
         """`(teacher, tokenizer, source)`: the configured teacher with a
         `num_outputs`-wide head (`head`: more options of it, e.g. the task's
         `per_token`), built under the run's strategy and checked
-        (`kdplug.teacher.check_teacher`)."""
+        (`kdplug.teacher.check_teacher`; a checkpoint whose outputs are
+        already NaN is refused here, `check_finite_outputs`)."""
         cfg = self.context.config
         with self.context.strategy.scope():
             teacher, tokenizer, source = load_teacher(
                 cfg.teacher, num_outputs, cfg.resolve_path, **head)
         check_teacher(teacher, tokenizer, cfg)
+        check_finite_outputs(teacher, self.encoder(tokenizer), cfg)
         return teacher, tokenizer, source
 
     def keep_pretrained(self, teacher, student_kind):
@@ -84,19 +87,37 @@ class TeacherSetup:
                 pair_inputs=pair_inputs)
         return self.context.encoders[key]
 
+    def finetuner(self, source, objective=None, config=None):
+        """The `TeacherFinetuner` of this run's teacher (None without
+        `teacher.finetune`): its cache entry, keyed by the teacher's files,
+        the data (the in-memory data's fingerprint included) and the
+        settings.
+
+        Args:
+            source: from `load()`.
+            objective: see `kdplug.teacher.objectives` (default: the
+                config's task kind's).
+            config: the config the cache key reads (default the run's; a
+                multi-task runner passes one member's: its task's `data`,
+                its seed).
+        """
+        cfg = config or self.context.config
+        if cfg.teacher.finetune is None:
+            return None
+        return TeacherFinetuner(cfg, source, objective,
+                                data_fingerprint=self.context.data_fingerprint)
+
     def finetune(self, teacher, source, encoder, train, validation, objective=None,
-                 config=None):
+                 config=None, finetuner=None):
         """Fine-tunes `teacher` in place (or loads the cached weights).
 
         Args:
             teacher, source: from `load()`.
             encoder: the teacher's `TextEncoder`.
             train, validation: `Examples` (validation may be None).
-            objective: see `kdplug.teacher.objectives` (default
-                classification).
-            config: the config the fine-tuning cache key reads (default the
-                run's; a multi-task runner passes one member's: its task's
-                `data`, its seed).
+            objective, config: as for `finetuner()`.
+            finetuner: the `finetuner()` already made (its key is not
+                computed twice).
 
         Returns:
             The fine-tuning info dict, or None without `teacher.finetune`.
@@ -106,6 +127,7 @@ class TeacherSetup:
         ft = cfg.teacher.finetune
         if ft is None:
             return None
+        finetuner = finetuner or self.finetuner(source, objective, config)
         train_ds = encoder.dataset(train, ft.batch_size, shuffle=True,
                                    seed=teacher_seed(cfg))
         val_ds = None
@@ -113,8 +135,7 @@ class TeacherSetup:
             val_ds = encoder.dataset(
                 validation, max(cfg.training.batch_size, EVAL_BATCH_SIZE))
         with ctx.strategy.scope():
-            return TeacherFinetuner(cfg, source, objective,
-                                    data_fingerprint=ctx.data_fingerprint).run(
+            return finetuner.run(
                 teacher, train_ds, val_ds,
                 jit_compile=(cfg.training.jit_compile
                              and fit_can_jit_compile(ctx.strategy)),

@@ -1,5 +1,6 @@
 """Helpers shared by the student builders."""
 
+from kdplug.errors import ConfigError
 from kdplug.errors import KdplugError
 
 
@@ -24,12 +25,38 @@ def force_trainable(model):
     return model
 
 
-def teacher_attribute(teacher, name):
-    """`teacher.<name>` or `teacher.backbone.<name>` (e.g. vocabulary_size)."""
+def teacher_attribute(teacher, name, option=None):
+    """`teacher.<name>` or `teacher.backbone.<name>` (e.g. vocabulary_size).
+
+    A teacher without it (a RoBERTa teacher has no `num_segments`: no
+    segment embeddings) is a `ConfigError` whose fix exists: set
+    `student.<option>` when the student kind has that option, else choose
+    a student kind that does not build on the teacher's BERT shape.
+
+    Args:
+        teacher: the teacher model.
+        name: the attribute.
+        option: the student config's field that gives the value instead
+            (None: the kind has none).
+
+    Examples:
+
+    ```python
+    max_len = cfg.max_sequence_length or teacher_attribute(
+        teacher, "max_sequence_length", option="max_sequence_length")
+    ```
+    """
     for obj in (teacher, getattr(teacher, "backbone", None)):
         if obj is not None and getattr(obj, name, None) is not None:
             return getattr(obj, name)
-    raise KdplugError(
-        f"the teacher ({type(teacher).__name__}) has no {name!r}; pass it in "
-        "the student config"
-    )
+    family = getattr(getattr(teacher, "family", None), "name", None)
+    which = f"{family}, {type(teacher).__name__}" if family else type(teacher).__name__
+    if option is not None:
+        raise ConfigError(f"the teacher ({which}) has no {name!r} to copy; set it",
+                          None, f"student.{option}")
+    raise ConfigError(
+        f"the teacher ({which}) has no {name!r}, which this student kind copies "
+        "from it (it builds a BERT on the teacher's inputs); for this teacher "
+        "choose `truncated` (the teacher's own layers, any family) or `hub` "
+        "(any keras-hub model, e.g. a small BERT, with its own tokenizer)",
+        None, "student.kind")

@@ -26,6 +26,7 @@ from kdplug.teacher.cache_admin import TEACHER_WEIGHTS as WEIGHTS
 BACKUP = "backup"
 EARLY_STOPPING = "early_stopping"
 from kdplug.teacher.objectives import ClassificationObjective
+from kdplug.teacher.pooling import pooling_key
 from kdplug.training.build_state import build_training_state
 from kdplug.training.callbacks.keep_best_epoch import KeepBestEpoch
 from kdplug.training.callbacks.resumable_backup import ResumableBackup
@@ -39,6 +40,18 @@ log = logging.getLogger(__name__)
 def all_finite(model):
     """Whether every weight of `model` is finite."""
     return all(np.isfinite(np.asarray(w)).all() for w in model.get_weights())
+
+
+def task_objective(config):
+    """The fine-tuning objective of `config`'s task kind (`data.task`):
+    what `TeacherFinetuner` uses when given none; `ClassificationObjective`
+    for a kind kdplug does not know (a method's own, which passes its own
+    objective)."""
+    from kdplug.tasks import TASKS
+
+    if config.task in TASKS:
+        return TASKS[config.task]().objective()
+    return ClassificationObjective()
 
 
 class TeacherFinetuner:
@@ -57,8 +70,12 @@ class TeacherFinetuner:
         config: the `ExperimentConfig` (for a multi-task member: its `data`
             is the task's, its `seed` the member's).
         source: the resolved teacher source (folder, file or preset).
-        objective: a `ClassificationObjective` (default) or
-            `RegressionObjective`.
+        objective: see `kdplug.teacher.objectives`; None: the objective
+            of the config's task kind (`data.task`, e.g. regression's
+            `RegressionObjective`), so every command that looks a run's
+            teacher up (`kdplug predict/evaluate/analyze --model teacher`)
+            computes the key the run cached it under; a task kind kdplug
+            does not know gets `ClassificationObjective`.
         data_fingerprint: the content fingerprint of in-memory data
             (`RunContext.data_fingerprint`), which stands for the data
             file's in the key; None: the config's data sources.
@@ -75,7 +92,7 @@ class TeacherFinetuner:
         self.config = config
         self.data_fingerprint = data_fingerprint
         self.source = source
-        self.objective = objective or ClassificationObjective()
+        self.objective = objective or task_objective(config)
         ft = config.teacher.finetune
         root = ft.cache_dir and config.resolve_path(ft.cache_dir) or cache_root()
         self.cache_dir = os.path.join(root, "teachers", self.key())
@@ -122,11 +139,19 @@ class TeacherFinetuner:
             "seed": cfg.seed if seed is None else seed,
             # kdplug 0.1 took the first max_train_examples rows
             **({"subsample": "stratified"} if cfg.data.max_train_examples else {}),
+            **pooling_key(cfg.teacher, self.source),  # only when not [CLS]
         }))
 
     @property
     def weights_path(self):
         return self._path(WEIGHTS)
+
+    def is_cached(self):
+        """Whether `run()` will load the fine-tuned weights rather than
+        fine-tune: they are in the cache with their record (`info.json`,
+        or the `trained.json` of a run stopped before evaluating them)."""
+        return os.path.isfile(self.weights_path) and any(
+            os.path.isfile(self._path(name)) for name in (INFO, TRAINED))
 
     def _path(self, name):
         return os.path.join(self.cache_dir, name)

@@ -1,7 +1,14 @@
 """`distill()`: the common case in one call."""
 
+import math
+import types
+
+import keras
+import numpy as np
 import tensorflow as tf
 
+from kdplug.data.batch_mix import BatchMix
+from kdplug.training.callbacks import StageChecks
 from kdplug.training.distiller import Distiller
 from kdplug.training.optimizers import make_optimizer
 
@@ -9,9 +16,11 @@ from kdplug.training.optimizers import make_optimizer
 def distill(*, teacher, student, train_data, validation_data=None, epochs=3,
             temperature=2.0, alpha=0.5, learning_rate=5e-5, warmup_ratio=0.1,
             weight_decay=0.01, optimizer="adamw", terms=None, callbacks=None,
-            verbose="auto"):
+            verbose="auto", batch_size=32, steps_per_epoch=None):
     """Distils `teacher` into `student` with Hinton et al.'s KD and the CLI's
-    optimizer recipe; returns the Keras `History`.
+    optimizer recipe; returns the Keras `History`, with `history.checks`:
+    the label mix of the first epoch's batches (`StageChecks.summary()`; a
+    warning is logged when they are far from random samples).
 
     The loss is `alpha * soft + (1 - alpha) * hard`: temperature-scaled
     soft-target cross-entropy against the teacher's logits (times `T^2`)
@@ -26,11 +35,29 @@ def distill(*, teacher, student, train_data, validation_data=None, epochs=3,
     `kdplug.Distiller` documents the taps). For other losses, pass `terms`
     (a list of `kdplug.terms.Term`), which replaces the KD pair.
 
+    `train_data` is anything `keras.Model.fit` reads, as
+    `keras.distillation.Distiller` takes it:
+
+    - a `tf.data.Dataset` of `(features, labels)` batches (used as it is:
+      shuffle it yourself);
+    - numpy arrays or tensors as `(x, y)` or `(x, y, sample_weight)`, in
+      `batch_size` batches shuffled every epoch (a bare `x` has no labels);
+    - a `keras.utils.PyDataset`;
+    - a Python generator of `(features, labels)` batches, with
+      `steps_per_epoch` (it has no length; it must yield `epochs *
+      steps_per_epoch` batches).
+
+    `features` (or `x`) is one tensor, a tuple or list of a multi-input
+    model's inputs, or a dict, from which teacher and student each read
+    their inputs by name (`kdplug.models.model_taps.own_inputs`); a dict
+    may also carry precomputed teacher outputs (`"teacher/logits"`), and
+    `teacher` may then be None.
+
     Args:
         teacher, student: the models (keyword-only).
-        train_data: a `tf.data.Dataset` of `(features, labels)` batches
-            (features a dict, e.g. `token_ids`, `padding_mask`).
-        validation_data: the same, evaluated after every epoch.
+        train_data: the training data (above).
+        validation_data: evaluated after every epoch: a dataset, or `(x, y)`
+            arrays, as `fit` takes it.
         epochs: int.
         temperature: float. The softmax temperature `T`.
         alpha: float in [0, 1]. The soft term's weight.
@@ -39,6 +66,10 @@ def distill(*, teacher, student, train_data, validation_data=None, epochs=3,
         terms: loss terms replacing the KD pair.
         callbacks: Keras callbacks.
         verbose: `fit`'s verbosity.
+        batch_size: int. The batch size of arrays (datasets, generators and
+            `PyDataset`s come batched).
+        steps_per_epoch: int. Batches per epoch: required for a generator;
+            by default a whole pass over the data.
 
     Examples:
 
@@ -46,6 +77,9 @@ def distill(*, teacher, student, train_data, validation_data=None, epochs=3,
     history = kdplug.distill(teacher=teacher, student=student,
                              train_data=train_ds, validation_data=val_ds, epochs=3)
     student.save("student.keras")
+    # plain Keras models on numpy arrays
+    kdplug.distill(teacher=teacher, student=student, train_data=(x, y),
+                   batch_size=64, learning_rate=1e-3)
     ```
     """
     from kdplug.terms import HardLabelCrossEntropy
@@ -57,20 +91,114 @@ def distill(*, teacher, student, train_data, validation_data=None, epochs=3,
         terms = [SoftTargetCrossEntropy(temperature, weight=alpha)]
         if alpha < 1.0:
             terms.append(HardLabelCrossEntropy(weight=1.0 - alpha))
-    if not isinstance(train_data, tf.data.Dataset):
-        raise ValueError("train_data must be a tf.data.Dataset of (features, labels) "
-                         f"batches, got {type(train_data).__name__} (e.g. "
-                         "kdplug.data.TextEncoder(...).dataset(examples, batch_size))")
     if epochs < 1:
         raise ValueError(f"epochs must be >= 1, got {epochs}")
-    steps = int(train_data.cardinality())
-    if steps <= 0:
-        raise ValueError("train_data must be a finite, batched tf.data.Dataset "
-                         f"(its cardinality is {steps})")
+    x, y, sample_weight = _split(train_data)
+    steps = steps_per_epoch or batches_per_epoch(x, batch_size)
+    checks = StageChecks("distill", BatchMix("auto"))
+    x = _counted(x, checks.mix, steps)
     distiller = Distiller(student=student, teacher=teacher, terms=terms)
     distiller.compile(
         optimizer=make_optimizer(optimizer, learning_rate, steps * epochs,
                                  warmup_ratio, weight_decay),
         metrics=["accuracy"])
-    return distiller.fit(train_data, validation_data=validation_data, epochs=epochs,
-                         callbacks=callbacks, verbose=verbose)
+    batched = _comes_batched(x)
+    history = distiller.fit(
+        x, y, sample_weight=sample_weight, batch_size=None if batched else batch_size,
+        shuffle=not batched,  # a dataset is the caller's to shuffle (no Keras warning)
+        steps_per_epoch=steps_per_epoch, validation_data=validation_data,
+        epochs=epochs, callbacks=_callbacks(callbacks, checks), verbose=verbose)
+    history.checks = checks.summary()
+    return history
+
+
+def _callbacks(given, checks):
+    """Every callback `distill()` trains with: the label-mix check of the
+    first epoch's batches (`StageChecks`), then the caller's."""
+    return [checks, *(given or [])]
+
+
+def _counted(x, mix, steps):
+    """`x` with the labels of its first `steps` batches counted by `mix`
+    (`BatchMix`) as they are read: a dataset through `mix.tap`, a generator
+    wrapped; arrays are shuffled by `fit` itself and a `PyDataset` is left
+    as it is (not counted)."""
+    if isinstance(x, tf.data.Dataset):
+        return mix.tap(x, steps)
+    if isinstance(x, types.GeneratorType):
+        return _counting(x, mix, steps)
+    mix.skip("arrays are shuffled by fit" if not _comes_batched(x)
+             else "a PyDataset is not counted")
+    return x
+
+
+def _counting(batches, mix, steps):
+    for index, batch in enumerate(batches):
+        if index < steps and isinstance(batch, tuple) and len(batch) >= 2:
+            mix.add(np.asarray(batch[1]))
+        yield batch
+
+
+def _split(train_data):
+    """`(x, y, sample_weight)` of `train_data`: a tuple is `(x, y)` or
+    `(x, y, sample_weight)`, as `validation_data` is read; anything else is
+    `x` (labels inside, or none)."""
+    if isinstance(train_data, tuple):
+        if not 1 <= len(train_data) <= 3:
+            raise ValueError(
+                "train_data as a tuple is (x, y) or (x, y, sample_weight), got "
+                f"{len(train_data)} items (a multi-input model's inputs go in a "
+                "tuple or list of their own: ((x1, x2), y))")
+        return keras.utils.unpack_x_y_sample_weight(train_data)
+    return train_data, None, None
+
+
+def _comes_batched(x):
+    """Whether `x` yields batches itself (anything but arrays)."""
+    return isinstance(x, (tf.data.Dataset, keras.utils.PyDataset, types.GeneratorType))
+
+
+def batches_per_epoch(x, batch_size=32):
+    """The number of batches in one pass over `x`, as `fit` reads it.
+
+    Args:
+        x: a finite, batched `tf.data.Dataset`, a `keras.utils.PyDataset`
+            with a length, or arrays (one, a tuple or list, a dict) of
+            examples along their first axis.
+        batch_size: int. The batch size of arrays.
+
+    Returns:
+        int.
+
+    Raises:
+        ValueError: the data has no length (an infinite or unknown-size
+            dataset, a generator) or no examples.
+
+    Examples:
+
+    >>> import numpy as np
+    >>> batches_per_epoch({"a": np.zeros((100, 3)), "b": np.zeros((100, 2))}, 32)
+    4
+    """
+    if isinstance(x, tf.data.Dataset):
+        steps = int(x.cardinality())
+        if steps <= 0:
+            raise ValueError(
+                "train_data must be a finite, batched tf.data.Dataset (its "
+                f"cardinality is {steps}), or pass steps_per_epoch")
+        return steps
+    if isinstance(x, keras.utils.PyDataset):
+        steps = x.num_batches
+        if steps is None:
+            raise ValueError("this PyDataset has no length; pass steps_per_epoch")
+        return steps
+    if isinstance(x, types.GeneratorType):
+        raise ValueError("a Python generator has no length; pass steps_per_epoch "
+                         "(the batches per epoch)")
+    leaves = keras.tree.flatten(x)
+    if not leaves or not hasattr(leaves[0], "shape") or not len(leaves[0].shape):
+        raise ValueError(
+            "train_data must be a tf.data.Dataset, a keras.utils.PyDataset, a "
+            "generator, or arrays as (x, y) with examples along the first axis; "
+            f"got {type(x).__name__}")
+    return max(1, math.ceil(int(leaves[0].shape[0]) / batch_size))

@@ -7,6 +7,7 @@ from keras import ops
 from kdplug import keys
 from kdplug.errors import KdplugError
 from kdplug.models.model_taps import model_taps
+from kdplug.models.model_taps import own_inputs
 from kdplug.training.clipping import clip_across_replicas
 from kdplug.training.metrics import update_step_metrics
 
@@ -43,6 +44,14 @@ class Distiller(keras.Model):
     (`kdplug.models.model_taps`), so logit terms and feature terms on named
     layers work with a user's own models.
 
+    `fit` takes what `keras.Model.fit` (and `keras.distillation.Distiller`)
+    takes: numpy arrays, tensors, a `tf.data.Dataset`, a Python generator
+    or a `keras.utils.PyDataset`, whose features are one tensor, a tuple or
+    list of a multi-input model's inputs, or a dict. Teacher and student
+    each get their own inputs from a dict, by name (`kdplug.models.
+    model_taps.own_inputs`), and only dict features can carry precomputed
+    teacher outputs.
+
     Args:
         student: the model trained (e.g. `kdplug.models.BertClassifier`, or
             any `keras.Model`).
@@ -60,6 +69,8 @@ class Distiller(keras.Model):
     distiller.compile(optimizer="adamw", metrics=["accuracy"])
     distiller.fit(train_ds, validation_data=val_ds, epochs=3)
     distiller.student.save("student.keras")
+    # numpy arrays, for a plain Keras student and teacher of one input
+    distiller.fit(x_train, y_train, batch_size=32, epochs=3)
     ```
     """
 
@@ -119,6 +130,8 @@ class Distiller(keras.Model):
         return metrics
 
     def call(self, inputs, training=False):
+        if not hasattr(self.student, "taps"):  # a plain Keras model: its own inputs
+            inputs = own_inputs(self.student, inputs)
         return self.student(inputs, training=training)
 
     def teacher_taps(self, x):
@@ -149,7 +162,7 @@ class Distiller(keras.Model):
         """
         teacher = self.teacher_taps(x)
         student = model_taps(self.student, x, self.student_tap_names, training=training)
-        batch = dict(x)
+        batch = dict(x) if isinstance(x, dict) else {}  # terms read features by key
         batch[keys.LABELS] = y if y is not None else ops.full(
             ops.shape(student["logits"])[:1], -1, dtype="int32"
         )

@@ -71,7 +71,8 @@ class BiLstmStudent(kdplug.StudentKind):
                     f"student kind {self.name!r}: vocabulary_size is required "
                     "with input: word_ids (the WordTokenizer's vocabulary_size)"
                 )
-            vocabulary_size = teacher_attribute(teacher, "vocabulary_size")
+            vocabulary_size = teacher_attribute(teacher, "vocabulary_size",
+                                                option="vocabulary_size")
         options = dataclasses.asdict(cfg)  # bilstm()'s keyword arguments
         options["vocabulary_size"] = vocabulary_size
         return bilstm(num_classes=num_classes, siamese=self.siamese, **options)

@@ -15,7 +15,9 @@ class BottleneckStudent(kdplug.StudentKind):
     depth is the teacher's, so `hidden/<i>` pairs with the teacher's
     `hidden/<i>` without a projection. Inside each block a linear bottleneck
     narrows to `intra_dim`, attention and several stacked feed-forward
-    networks run there, and a linear bottleneck widens back.
+    networks run there, and a linear bottleneck widens back. The pooler
+    reads the sentence the teacher's way (`teacher.pooling`: [CLS] or the
+    mean of every real token).
 
     Config:
         preset: `default` (MobileBERT's proportions: intra 128, FFN 512, 4
@@ -58,7 +60,8 @@ class BottleneckStudent(kdplug.StudentKind):
             vocabulary_size=teacher_attribute(teacher, "vocabulary_size"),
             num_classes=num_classes,
             hidden_dim=teacher_attribute(teacher, "hidden_dim"),
-            num_layers=cfg.num_layers or teacher_attribute(teacher, "num_layers"),
+            num_layers=cfg.num_layers or teacher_attribute(teacher, "num_layers",
+                                                            option="num_layers"),
             preset=cfg.preset,
             max_sequence_length=teacher_attribute(teacher, "max_sequence_length"),
             num_segments=teacher_attribute(teacher, "num_segments"),
@@ -68,4 +71,5 @@ class BottleneckStudent(kdplug.StudentKind):
             intermediate_dim=cfg.intermediate_dim,
             num_feedforward=cfg.num_feedforward,
             embedding_dim=cfg.embedding_dim,
+            pooling=getattr(teacher, "pooling", "cls"),
         )

@@ -12,7 +12,9 @@ class NarrowStudent(kdplug.StudentKind):
 
     Same WordPiece vocabulary and inputs as the teacher; every width is
     configurable. Layer-wise terms need a projection where `hidden_dim`
-    differs from the teacher's (`kdplug.mapping.projection_builder`).
+    differs from the teacher's (`kdplug.mapping.projection_builder`). Its
+    head classifies as the teacher's does: per token or per sentence, the
+    sentence pooled the teacher's way (`teacher.pooling`).
 
     Config:
         num_layers: transformer layers (TinyBERT-4: 4).
@@ -68,9 +70,11 @@ class NarrowStudent(kdplug.StudentKind):
             num_heads=cfg.num_heads,
             max_sequence_length=(
                 cfg.max_sequence_length
-                or teacher_attribute(teacher, "max_sequence_length")
+                or teacher_attribute(teacher, "max_sequence_length",
+                                     option="max_sequence_length")
             ),
             num_segments=teacher_attribute(teacher, "num_segments"),
             dropout=cfg.dropout,
             per_token=getattr(teacher, "per_token", False),
+            pooling=getattr(teacher, "pooling", "cls"),
         )

@@ -85,6 +85,7 @@ def test_move_aside_keeps_the_old_folder(tmp_path):
     assert folder.move_aside() is None
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "metrics.json").write_text("{}")
+    folder.record({"seed": 0})  # a kdplug run folder: --fresh moves only those
     moved = folder.move_aside()
     assert os.path.basename(moved).startswith("run.old-")
     assert (tmp_path / os.path.basename(moved) / "metrics.json").read_text() == "{}"

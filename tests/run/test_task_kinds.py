@@ -99,3 +99,22 @@ def test_token_classification_run_tags_every_word(tmp_path):
     assert report["export"]["entity_f1"]["keras"] == pytest.approx(
         report["student"]["entity_f1"], abs=1e-6)
     assert "| model | test entity_f1 | test token_accuracy |" in summary
+
+
+@pytest.mark.parametrize("teacher_f1, shown", [
+    (0.0, "f1_micro n/a"), (float("nan"), "f1_micro n/a"), (0.5, "f1_micro 50.0%")])
+def test_the_student_teacher_ratio_is_na_when_the_teacher_scored_nothing(
+        teacher_f1, shown):
+    """A multi-label teacher at f1_micro 0 (0/0 on tiny data) has no ratio
+    to show; summary.md said "f1_micro 0.0%" (issue #51, item 7)."""
+    from kdplug.evaluation.report import summary_markdown
+
+    def model(f1):
+        return {"f1_micro": f1, "metrics": {"f1_micro": f1}, "params": 10,
+                "latency_ms": {"median": 1.0}}
+
+    report = {"name": "toy", "method": "kd", "test_examples": 4, "data": "toy.jsonl",
+              "latency_runs": 3, "task": "multi_label", "primary_metric": "f1_micro",
+              "teacher": model(teacher_f1), "student": model(0.25), "seconds": {},
+              "history": {}}
+    assert f"Student / teacher: {shown}, parameters 100.0%" in summary_markdown(report)

@@ -198,7 +198,7 @@ def test_a_student_with_another_class_count_is_named_before_any_op_fails():
     """A 3-class student against a 2-class teacher: the logit terms say so
     (term, tap, both shapes) instead of a failed `Mul` in the trace; the
     same from `kdplug.distill`, which also names a train_data that is not
-    a dataset and epochs < 1."""
+    data (a file name) and epochs < 1."""
     import kdplug
 
     teacher = testing.tiny_bert_classifier(num_classes=2, seed=1)
@@ -216,8 +216,8 @@ def test_a_student_with_another_class_count_is_named_before_any_op_fails():
     data = testing.toy_dataset(16, 8)
     with pytest.raises(KdplugError, match="teacher's 'logits' has shape"):
         kdplug.distill(teacher=teacher, student=student, train_data=data, verbose=0)
-    with pytest.raises(ValueError, match="train_data must be a tf.data.Dataset .* "
-                                         "got tuple"):
-        kdplug.distill(teacher=teacher, student=student, train_data=(x, y))
+    with pytest.raises(ValueError, match="train_data must be a tf.data.Dataset, .* "
+                                         "got str"):
+        kdplug.distill(teacher=teacher, student=student, train_data="data.tsv")
     with pytest.raises(ValueError, match="epochs must be >= 1, got 0"):
         kdplug.distill(teacher=teacher, student=student, train_data=data, epochs=0)

@@ -243,7 +243,7 @@ def build_probing_task(name, sentences, seed=0, parser=None, max_examples=None,
 
 
 def build_probing_tasks(names, sentences, seed=0, parser=None, max_examples=None,
-                        split=(0.8, 0.1, 0.1), source=""):
+                        split=(0.8, 0.1, 0.1), source="", skipped=None):
     """Builds several probing sets from the same sentences.
 
     All names are checked before any work; the sentences are parsed once
@@ -257,13 +257,18 @@ def build_probing_tasks(names, sentences, seed=0, parser=None, max_examples=None
         sentences: list of str.
         seed, parser, max_examples, split, source: as for
             `build_probing_task`.
+        skipped: a list: a task with too few examples is left out and
+            `(name, reason)` appended to it instead of raising (what
+            `kdplug analyze` does on small data: the other tasks and the
+            behaviour part still run). None: raise.
 
-    Returns `{name: ProbingTask}` in the order of `names`.
+    Returns `{name: ProbingTask}` in the order of `names` (without the
+    skipped ones).
 
     Raises `ConfigError` naming an unknown task (with the nearest name and
     the valid ones), `KdplugError` when a task needs a parser and `parser`
     is None (`pip install "kdplug[spacy]"`), `DataError` when a task has too
-    few examples.
+    few examples (unless `skipped` is given).
 
     Examples:
 
@@ -291,8 +296,13 @@ def build_probing_tasks(names, sentences, seed=0, parser=None, max_examples=None
         parsed = parser.parse(sentences)
     tasks = {}
     for builder in builders:
-        tasks[builder.name] = build_probing_task(
-            builder, sentences, seed=seed, parser=parser,
-            max_examples=max_examples, split=split, source=source,
-            parsed=parsed if builder.needs_parser else None)
+        try:
+            tasks[builder.name] = build_probing_task(
+                builder, sentences, seed=seed, parser=parser,
+                max_examples=max_examples, split=split, source=source,
+                parsed=parsed if builder.needs_parser else None)
+        except DataError as e:
+            if skipped is None:
+                raise
+            skipped.append((builder.name, str(e)))
     return tasks

@@ -1,6 +1,7 @@
 """`StopOnNaN`: a non-finite loss stops the run with a clear error."""
 
 import math
+import os
 
 import keras
 
@@ -16,7 +17,9 @@ class StopOnNaN(keras.callbacks.Callback):
 
     Args:
         stage: the stage name, for the message.
-        checkpoint_dir: where the last good checkpoint lives, for the message.
+        checkpoint_dir: where the last good checkpoint lives, named in the
+            message only when something is there (a loss that breaks in
+            the first epoch has no checkpoint to keep).
         learning_rate_field: the config field whose learning rate trains
             this model (`training.learning_rate`; the teacher's fine-tuning
             passes `teacher.finetune.learning_rate`), named in the message.
@@ -49,7 +52,8 @@ class StopOnNaN(keras.callbacks.Callback):
         self.model.stop_training = True
         where = (
             f"; the last good checkpoint is kept in {self.checkpoint_dir}"
-            if self.checkpoint_dir else ""
+            if self.checkpoint_dir and os.path.isdir(self.checkpoint_dir)
+            and os.listdir(self.checkpoint_dir) else ""
         )
         raise TrainingError(
             f"stage {self.stage!r}: loss became {loss} at epoch "
