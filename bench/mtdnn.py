@@ -13,7 +13,11 @@ students (teacher layers 1, 3, 5 of the pretrained model) train 1 epoch at
 sequence length 48: one single-task student per task, a multi-task student
 on gold labels, and the multi-task student with ensemble distillation. The
 section reports each task's test metric (accuracy; Pearson / Spearman for
-the regression task) for the ensembles and every student.
+the regression task) for the ensembles and every student, and the paper's
+claim per task with a teacher (the distilled multi-task student keeps at
+least half of the ensemble's gain over the multi-task student) as
+`bench/verdicts.py` judges it: one run is one seed, so the verdict stays
+pending; `bench/claims.py` runs the claim over seeds.
 
 Outputs: the section of `docs/results.md` between `<!-- mtdnn:start -->` and
 `<!-- mtdnn:end -->` (the file is created if missing; nothing outside the
@@ -41,7 +45,8 @@ import platform
 import sys
 import time
 
-from benchlib import add_single_run_arguments  # bench/ is the script's folder
+import verdicts  # bench/ is the script's folder
+from benchlib import add_single_run_arguments
 from benchlib import markers
 from benchlib import single_run_dirs
 from benchlib import write_marked_section
@@ -222,6 +227,7 @@ def render(cfg, report, wall, smoke=False):
         *results_table(report),
         "",
         *tasks_table(report),
+        *claim_lines(report, cfg.seed),
     ]
     member = report["teacher"].get("params_per_member")
     lines += [
@@ -239,6 +245,40 @@ def render(cfg, report, wall, smoke=False):
         f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def task_metrics(report):
+    """`{task: {"metric", "ensemble", "multi_task", "multi_task_kd",
+    "test_examples"}}` of an `mtdnn-ensemble` report: each task's primary
+    test metric (accuracy; Pearson for regression) for the teacher ensemble
+    (None for a task without one) and the two multi-task students, and its
+    test split's size."""
+    ensembles = report["teacher"]["tasks"]
+    out = {}
+    for name, task in report["tasks"].items():
+        metric = task["metric"]
+        ensemble = ensembles.get(name)
+        out[name] = {"metric": metric,
+                     "ensemble": ensemble["test_metrics"][metric] if ensemble else None,
+                     **{v: report["variants"][v][name][metric]
+                        for v in ("multi_task", "multi_task_kd")},
+                     "test_examples": task.get("test_examples")}
+    return out
+
+
+def claim_lines(report, seed):
+    """The paper's claim per task with a teacher ensemble, judged by
+    `verdicts.kept_share` on this run (one seed)."""
+    if "multi_task" not in report["variants"]:
+        return []  # no baseline without distillation: nothing to judge
+    rows = [([name, m["metric"]], verdicts.kept_share({seed: m}, n_test=m[
+        "test_examples"] if m["metric"] in verdicts.SAMPLING_VAR else None))
+            for name, m in task_metrics(report).items() if m["ensemble"] is not None]
+    return ["", "Claim (Liu et al. 2019): the distilled multi-task student keeps "
+            f"at least {verdicts.SHARE(verdicts.KEPT_SHARE)} of its ensemble's gain "
+            "over the multi-task student. One run is one seed: a verdict needs "
+            "seeds (`bench/claims.py`, row `mtdnn`).", "",
+            *verdicts.table(rows, ["task", "metric"])]
 
 
 def _shown_path(path):

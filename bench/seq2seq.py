@@ -18,8 +18,9 @@ the same seed and budget, then decodes the test split. Results accumulate in
 `bench/results/seq2seq.json` keyed `seed<s>` (a stored seed is not run
 again unless `--force`); the "seq2seq" section of `docs/results.md` is
 rewritten after every seed: BLEU and exact match (mean ± sample standard
-deviation over seeds), the per-seed gain of distillation and a verdict on
-the paper's claim from those paired gains (`gain_verdict`), the teacher's
+deviation over seeds), the per-seed gain of distillation and the verdict on
+the paper's claim from those paired gains (`gain_verdict`, by the rule of
+`bench/verdicts.py`; corpus BLEU has no test-set term), the teacher's
 cost (fine-tuning and soft-label time, soft-label size) and the students'
 decoding speed.
 
@@ -40,12 +41,12 @@ import argparse
 import hashlib
 import json
 import os
-import statistics
 import sys
 
 import yaml
 
 import quality  # bench/ is the script's folder
+import verdicts
 from benchlib import Job
 from benchlib import campaign_paths
 from benchlib import machine_text
@@ -59,7 +60,6 @@ ROOT = quality.ROOT
 CONFIG = os.path.join(ROOT, "configs", "cmlm_seq2seq.yaml")
 TITLE = "## BERT -> seq2seq: C-MLM distillation vs maximum likelihood"
 VARIANTS = {"mle": "student, MLE only", "cmlm_kd": "student + C-MLM distillation"}
-MIN_SEEDS = 3  # seeds before a verdict on the paper's gain
 # Fields each seed's config sets itself (or an option sets): not for --set.
 OWN_FIELDS = {"name": "the seed's run name", "seed": "--seeds",
               "output_dir": "--run-root", "export": "the bench (no export)",
@@ -283,7 +283,7 @@ def render_budget(entries, every_entry=()):
                  for e in paired]
         lines += ["", f"Distillation minus MLE, per seed: "
                   + ", ".join(f"{g:+.2f}" for g in gains) + f" BLEU (mean {mean_sd_cell(gains, 2)})."
-                  f" The paper's gain (C-MLM distillation > MLE): **{gain_verdict(gains)}**."]
+                  f" The paper's gain (C-MLM distillation > MLE): {gain_verdict(paired).text()}."]
     first = entries[0]
     cost, elsewhere = teacher_cost(entries, every_entry)
     accuracies = sorted({round(e["teacher_masked_accuracy"], 4) for e in entries})
@@ -322,20 +322,15 @@ def teacher_cost(entries, every_entry):
     return (shared[0], True) if shared else (entries[0], False)
 
 
-def gain_verdict(gains, min_seeds=MIN_SEEDS):
-    """The paper's claim from the per-seed BLEU gains of distillation over
-    MLE (the two students of a seed share seed, data order and budget, so
-    the gains are paired): *reproduced* when their mean minus their sample
-    standard deviation is above 0, *not reproduced* when their mean plus it
-    is below 0, else *inconclusive*; *pending* below `min_seeds` seeds."""
-    if len(gains) < min_seeds:
-        return f"pending ({len(gains)} of {min_seeds} seeds)"
-    mean, sd = statistics.fmean(gains), statistics.stdev(gains)
-    if mean - sd > 0:
-        return "reproduced"
-    if mean + sd < 0:
-        return "not reproduced"
-    return "inconclusive (the gains' spread includes 0)"
+def gain_verdict(entries):
+    """The `verdicts.Verdict` of the paper's claim, C-MLM distillation >
+    MLE in BLEU, from entries that ran both students (a seed's two students
+    share seed, data order and budget: paired). No test-set term: corpus
+    BLEU has no binomial variance and the results keep no per-sentence
+    outputs for a bootstrap."""
+    bleu = lambda name: {e["seed"]: e["variants"][name]["bleu"]  # noqa: E731
+                         for e in entries}
+    return verdicts.compare(bleu("cmlm_kd"), bleu("mle"), scale=verdicts.BLEU)
 
 
 def decoding_text(decoding):

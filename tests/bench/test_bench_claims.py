@@ -5,6 +5,7 @@ section rendered from stored results (no training: the smoke run is
 import os
 import types
 
+import numpy as np
 import pytest
 from conftest import load_bench_script
 
@@ -12,6 +13,7 @@ from kdplug.config import config_from_dict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 claims = load_bench_script("claims")
+verdicts = load_bench_script("verdicts")
 
 
 def options(**kwargs):
@@ -52,44 +54,60 @@ def test_rows_compared_by_a_claim_share_their_student():
     assert tiny["method"]["stages"] == ["task_intermediate", "task_prediction"]
 
 
-def test_verdicts_by_hand():
-    # means 0.84 / 0.80, sample sds 0.01 / 0.01: 0.83 > 0.81 -> reproduced
-    assert claims.verdict([0.83, 0.84, 0.85], [0.79, 0.80, 0.81])[0] == "reproduced"
-    result, detail = claims.verdict([0.79, 0.80, 0.81], [0.83, 0.84, 0.85])
-    assert result == "not reproduced" and detail.startswith("-4.00 points")
-    # 0.82 ± 0.02 vs 0.81 ± 0.01: 0.80 < 0.82 -> overlap
-    assert claims.verdict([0.80, 0.82, 0.84], [0.80, 0.81, 0.82])[0].startswith(
-        "inconclusive")
-    assert claims.verdict([0.80, 0.82, 0.84], [0.80, 0.81, 0.82],
-                          at_least=True)[0] == "reproduced (equal within spread)"
-    assert claims.verdict([0.9, 0.9], [0.1, 0.1, 0.1]) == (
-        "pending", "2 / 3 seed(s), 3 needed; so far +80.00 points")
-    assert claims.verdict([], [0.1]) == ("pending", "0 / 1 seed(s), 3 needed")
-    assert claims.ratio_verdict([0.8], 0.84) == (
-        "pending", "1 seed(s), 3 needed; so far 95.2% of the teacher")
-    # 0.82/0.84, 0.83/0.84, 0.81/0.84 -> 97.6%, 98.8%, 96.4% (mean 97.6, sd 1.2)
-    result, detail = claims.ratio_verdict([0.82, 0.83, 0.81], 0.84)
-    assert result == "inconclusive (spreads overlap)" and detail.startswith("97.6%")
-    assert claims.ratio_verdict([0.83, 0.83, 0.83], 0.84)[0] == "reproduced"
-    assert claims.ratio_verdict([0.70, 0.71, 0.72], 0.84)[0] == "not reproduced"
+def by_domain(*entries):
+    """`claims.claim_verdict`'s input from a list of result entries."""
+    return {d: claims.entries_by_row({"results": dict(enumerate(entries))}, d)
+            for d in claims.DOMAINS}
 
 
-def fastbert_entry(full, at_half, layers_at_half):
-    return {"fastbert": {"full": {"accuracy": full, "avg_layers": 6.0}, "rows": [
-        {"speed": 0.0, "accuracy": full, "avg_layers": 6.0},
-        {"speed": 0.5, "accuracy": at_half, "avg_layers": layers_at_half}]}}
+def claim(claim_id):
+    return next(c for c in claims.CLAIMS if c.id == claim_id)
 
 
-def test_fastbert_verdict_reads_the_half_speed_point():
-    kept = [fastbert_entry(0.85, 0.848, 3.0)] * 3  # -0.2 points, half the layers
-    result, detail = claims.fastbert_verdict(kept)
-    assert result == "reproduced" and "50% of the layers" in detail
-    lost = [fastbert_entry(0.85, 0.80, 2.0)] * 3  # -5 points
-    assert claims.fastbert_verdict(lost)[0] == "not reproduced"
-    none_saved = [fastbert_entry(0.85, 0.85, 6.0)] * 3
-    assert claims.fastbert_verdict(none_saved)[0] == "not reproduced"
-    assert claims.fastbert_verdict(kept[:1]) == (
-        "pending", "1 seed(s), 3 needed; so far 50% of the layers, accuracy -0.20 points")
+def test_claim_verdicts_by_hand():
+    """The claims' verdicts are `bench/verdicts.py`'s with each domain's test
+    size: kd 0.83, 0.84, 0.85 against ft 0.80, 0.81, 0.79 (same seeds:
+    paired), differences 0.03, 0.03, 0.06."""
+    rows = [entry(r, s, a, domain) for domain in ("movie", "tweets")
+            for r, accs in (("kd", (0.83, 0.84, 0.85)), ("ft", (0.80, 0.81, 0.79)))
+            for s, a in enumerate(accs)]
+    seed_var = (0.01 ** 2 + 0.01 ** 2 + 0.02 ** 2) / 2 / 3  # var(differences) / n
+    for domain, n_test in (("movie", 1060), ("tweets", 420)):
+        test_var = (0.84 * 0.16 + 0.80 * 0.20) / n_test  # binomial, both rows
+        verdict = claims.claim_verdict(claim("kd_beats_ft"), by_domain(*rows), domain)
+        assert verdict.effect == pytest.approx(0.04)
+        assert verdict.p == pytest.approx(verdicts.tail(0.04, seed_var, test_var, 2))
+        half = verdicts.half_width(seed_var, test_var, 2)
+        assert (verdict.low, verdict.high) == pytest.approx((0.04 - half, 0.04 + half))
+        assert verdict.test == "paired, 3 seeds (df 2) + test set"
+    # 4 points at p 0.052 on movie's 1,060 sentences: not enough at 3 seeds
+    movie = claims.claim_verdict(claim("kd_beats_ft"), by_domain(*rows), "movie")
+    assert movie.result == "inconclusive" and movie.p == pytest.approx(0.052, abs=1e-3)
+    assert movie.mde == pytest.approx(0.0574, abs=1e-4)
+    # PKD-Skip >= PKD-Last: not worse by more than 1 point
+    tie = [entry(r, s, a) for r in ("pkd_skip", "pkd_last")
+           for s, a in enumerate((0.84, 0.85, 0.845))]
+    verdict = claims.claim_verdict(claim("pkd_skip_vs_last"), by_domain(*tie), "movie")
+    assert verdict.bound == "≥ -1.00 points" and verdict.effect == 0.0
+    assert verdict.p == pytest.approx(verdicts.tail(0.01, 0.0, 2 * 0.845 * 0.155 / 1060, 2))
+    one = claims.claim_verdict(claim("kd_beats_ft"), by_domain(*rows[:1], rows[3]), "movie")
+    assert (one.result, one.test) == ("pending", "1 / 1 seed(s), 2 needed")
+    assert one.effect_cell() == "+3.00 points so far"
+
+
+def test_distilbert_ratio_by_hand():
+    students = [entry("distilbert", s, a) for s, a in enumerate((0.83, 0.835, 0.84))]
+    teacher = dict(entry("teacher", 0, 0.85))
+    verdict = claims.claim_verdict(claim("distilbert_97"), by_domain(*students, teacher),
+                                   "movie")
+    ratios = [0.83 / 0.85, 0.835 / 0.85, 0.84 / 0.85]
+    seed_var = np.var(ratios, ddof=1) / 3
+    # delta method: (var a + (a / t)^2 var t) / t^2, binomial on 1,060 sentences
+    test_var = (0.835 * 0.165 + (0.835 / 0.85) ** 2 * 0.85 * 0.15) / 1060 / 0.85 ** 2
+    assert verdict.effect == pytest.approx(np.mean(ratios))
+    assert verdict.p == pytest.approx(verdicts.tail(np.mean(ratios) - 0.97, seed_var,
+                                                    test_var, 2))
+    assert verdict.result == "inconclusive" and verdict.bound == "≥ 97.0%"
 
 
 def entry(row, seed, accuracy, domain="movie"):
@@ -97,6 +115,34 @@ def entry(row, seed, accuracy, domain="movie"):
             "teacher_accuracy": 0.86, "train_s": 100.0, "smoke": False,
             "early_stopping": {"distill": {"best_epoch": 2, "epochs_run": 3}},
             "machine": {"cpus": 2, "cpu": "test cpu", "gpu_hidden": True}}
+
+
+def fastbert_entry(seed, full, at_half, layers_at_half):
+    return dict(entry("fastbert", seed, full), fastbert={
+        "full": {"accuracy": full, "avg_layers": 6.0}, "rows": [
+            {"speed": 0.0, "accuracy": full, "avg_layers": 6.0},
+            {"speed": 0.5, "accuracy": at_half, "avg_layers": layers_at_half}]})
+
+
+def test_fastbert_claim_reads_the_half_speed_point():
+    fastbert = claim("fastbert_layers")
+    # drops of 0.1, 0.2, 0.3 points at half the layers
+    kept = [fastbert_entry(s, 0.85, 0.85 - d, 3.0) for s, d in enumerate((0.001, 0.002, 0.003))]
+    verdict = claims.claim_verdict(fastbert, by_domain(*kept), "movie")
+    test_var = (0.85 * 0.15 + 0.848 * 0.152) / 1060  # both accuracies, summed
+    assert verdict.p == pytest.approx(verdicts.tail(0.01 - 0.002, 0.001 ** 2 / 3, test_var, 2))
+    assert verdict.bound == "≤ 1.00 points lost" and verdict.note == (
+        "speed 0.5: 50% of the layers")
+    # 1,060 sentences cannot show a 0.2-point drop to be under 1 point at 3 seeds
+    assert verdict.result == "inconclusive"
+    lost = [fastbert_entry(s, 0.85, 0.85 - d, 2.0) for s, d in enumerate((0.04, 0.05, 0.06))]
+    assert claims.claim_verdict(fastbert, by_domain(*lost), "movie").result == "not reproduced"
+    none_saved = [fastbert_entry(s, 0.85, 0.85, 6.0) for s in range(3)]
+    assert claims.claim_verdict(fastbert, by_domain(*none_saved), "movie").result == (
+        "not reproduced")
+    one = claims.claim_verdict(fastbert, by_domain(*kept[:1]), "movie")
+    assert one.result == "pending" and one.effect_cell() == (
+        "+0.10 points lost so far; speed 0.5: 50% of the layers")
 
 
 def test_render_from_stored_results():
@@ -109,8 +155,16 @@ def test_render_from_stored_results():
     text = claims.render(results)
     assert "| `kd` |" in text and "0.8400 ± 0.0100" in text and "2/3; 2/3; 2/3" in text
     assert "| `pkd_skip` |" in text.split("### tweets")[0]  # the failed run: not run
-    line = next(l for l in text.splitlines() if l.startswith("| KD beats fine-tuning"))
-    assert "**reproduced**" in line and "+4.00 points" in line
+    assert ("| claim | source | domain | claim's bound | effect [one-sided 95% bounds] | p "
+            "| MDE (80% power, beyond the bound) | test | verdict |") in text
+    movie, tweets = [l for l in text.splitlines() if l.startswith("| KD beats fine-tuning")]
+    # by hand in test_claim_verdicts_by_hand: the same rows, p 0.052
+    assert movie.endswith("| movie_snippets | > 0 points | +4.00 points [-0.07, +8.07] | "
+                          "0.052 | 5.74 points | paired, 3 seeds (df 2) + test set | "
+                          "**inconclusive** |")
+    assert tweets.endswith("| tweets | > 0 points | – | – | – | 0 / 0 seed(s), 2 needed | "
+                           "**pending** |")
+    assert "Test sets: movie_snippets 1,060 sentences, tweets 420 sentences." in text
     assert "### tweets\n\nNot run yet." in text
     assert "2 CPU core(s) (test cpu), CPU only" in text
 
@@ -186,26 +240,38 @@ def mtdnn_entry(seed, task, ensemble, plain, distilled, domain="movie"):
 
 
 def test_mtdnn_verdict_by_hand():
+    """The share of the ensembles' gain the distilled student keeps, judged
+    at 50% by the per-seed contrast (kd - plain) - 0.5 (ensemble - plain)."""
+    mtdnn = claim("mtdnn_ensemble")
     task = "tweet_sentiment"
-    plain = [0.86, 0.87, 0.88]  # mean 0.87, sd 0.01; the ensemble 0.90: gain 0.03
+    plain = [0.86, 0.87, 0.88]  # mean 0.87; the ensemble 0.90: gain 0.03
     kept = [mtdnn_entry(s, task, 0.90, p, 0.89) for s, p in enumerate(plain)]
-    result, detail = claims.mtdnn_verdict(kept, task)
-    # 0.89 > 0.87 + 0.01, and (0.89 - 0.87) / 0.03 = 67% of the gain
-    assert result == "reproduced", detail
-    assert detail.startswith("tweet_sentiment accuracy: distilled vs multi-task +2.00 points")
-    assert detail.endswith("keeps 67% of the ensemble's gain")
-    # beats the multi-task student, but keeps 0.014 / 0.03 = 47% of the gain
-    little = [mtdnn_entry(s, task, 0.90, p, 0.884) for s, p in enumerate(plain)]
-    result, detail = claims.mtdnn_verdict(little, task)
-    assert result == "not reproduced" and detail.endswith("keeps 47% of the ensemble's gain")
-    worse = [mtdnn_entry(s, task, 0.90, p, 0.85) for s, p in enumerate(plain)]
-    assert claims.mtdnn_verdict(worse, task)[0] == "not reproduced"
+    verdict = claims.claim_verdict(mtdnn, by_domain(*kept), "tweets")
+    assert verdict.effect == pytest.approx(2 / 3)  # (0.89 - 0.87) / 0.03
+    # contrasts 0.89 - 0.5 (0.90 + p) per seed: 0.01, 0.005, 0.0
+    seed_var = 0.005 ** 2 / 3
+    # the test-set term on 420 tweets: kd + 0.25 plain + 0.25 ensemble
+    test_var = (0.89 * 0.11 + 0.25 * 0.87 * 0.13 + 0.25 * 0.90 * 0.10) / 420
+    assert verdict.p == pytest.approx(verdicts.tail(0.005, seed_var, test_var, 2))
+    assert verdict.result == "inconclusive" and verdict.bound == "≥ 50%"
+    assert verdict.note == ("tweet_sentiment accuracy: ensemble 0.9000, multi-task 0.8700, "
+                            "distilled 0.8900")
+    # 20% kept of a 10-point gain on movie's 1,060 test examples: the
+    # distillation gain is not significant, the claim's bound is rejected
+    little = [mtdnn_entry(s, "movie_score", 0.90 + e, p, d) for s, (e, p, d) in enumerate(
+        [(0.0, 0.795, 0.818), (0.002, 0.800, 0.822), (-0.002, 0.805, 0.820)])]
+    verdict = claims.claim_verdict(mtdnn, by_domain(*little), "movie")
+    assert verdict.effect == pytest.approx(0.2) and verdict.result == "not reproduced"
     no_gain = [mtdnn_entry(s, task, 0.86, p, 0.89) for s, p in enumerate(plain)]
-    assert claims.mtdnn_verdict(no_gain, task)[0] == "inconclusive (no ensemble gain to keep)"
-    assert claims.mtdnn_verdict(kept[:1], task) == (
-        "pending", "1 seed(s), 3 needed; so far tweet_sentiment accuracy: ensemble "
-        "0.9000, multi-task 0.8600, distilled 0.8900")
-    assert claims.mtdnn_verdict(kept, "movie_score") == ("pending", "0 seed(s), 3 needed")
+    verdict = claims.claim_verdict(mtdnn, by_domain(*no_gain), "tweets")
+    assert verdict.result == "inconclusive" and verdict.note.endswith("no gain to keep")
+    one = claims.claim_verdict(mtdnn, by_domain(*kept[:1]), "tweets")
+    assert (one.result, one.test) == ("pending", "1 seed(s), 2 needed")
+    # seed 0 alone: (0.89 - 0.86) / (0.90 - 0.86)
+    assert one.effect_cell() == ("75% so far; tweet_sentiment accuracy: ensemble 0.9000, "
+                                 "multi-task 0.8600, distilled 0.8900")
+    none = claims.claim_verdict(mtdnn, by_domain(*kept), "movie")  # no movie_score
+    assert (none.result, none.test) == ("pending", "0 seed(s), 2 needed")
 
 
 def test_render_gives_mtdnn_its_own_table_and_both_domains_a_verdict():
@@ -224,8 +290,11 @@ def test_render_gives_mtdnn_its_own_table_and_both_domains_a_verdict():
             "0.8900 ± 0.0000 | 0, 1, 2 |") in table
     assert "| movie_score | pearson | 0.8000 ± 0.0000 | 0.7900 ± 0.0000 |" in table
     assert "seed 0: 2/3, 3/4" in table and "fastest seed: 300 s" in table
-    line = next(l for l in text.splitlines() if l.startswith("| MT-DNN's distilled"))
-    movie_cell, tweets_cell = line.split(" | ")[2], line.split(" | ")[4]
-    assert movie_cell.startswith("movie_score pearson: distilled vs multi-task -1.00 points")
-    assert "**not reproduced**" in line and "**reproduced**" in line
-    assert tweets_cell.endswith("keeps 67% of the ensemble's gain")
+    movie, tweets = [line.split(" | ")[2:] for line in text.splitlines()
+                     if line.startswith("| MT-DNN's distilled")]
+    # movie_score: the distilled student loses the whole gain; tweets: keeps 67%
+    assert movie[:3] == ["movie_snippets", "≥ 50%", "-100% [-∞, ∞]; movie_score pearson: "
+                         "ensemble 0.8000, multi-task 0.7900, distilled 0.7800"]
+    assert tweets[:3] == ["tweets", "≥ 50%", "67% [-∞, ∞]; tweet_sentiment accuracy: "
+                          "ensemble 0.9000, multi-task 0.8700, distilled 0.8900"]
+    assert movie[-1] == tweets[-1] == "**inconclusive** |"

@@ -17,6 +17,7 @@ def bench(bench_script):
     return bench_script("fastbert")
 
 
+@pytest.mark.slow
 def test_smoke_run_writes_png_and_section(bench, tmp_path, results_docs):
     """The smoke run is also fastbert's `kdplug run` end to end: the
     student's backbone and final classifier are the fine-tuned teacher's
@@ -50,6 +51,12 @@ def test_smoke_run_writes_png_and_section(bench, tmp_path, results_docs):
     assert "| full model |" in section and "(batch 4)" in section
     assert section.count("\n| 0.") == 10 and "\n| 1.00 |" in section
     assert "](img/fastbert_curve.png)" in section
+    # the paper's claim through bench/verdicts.py: one run is one seed
+    assert "Claim (Liu et al. 2020): at speed 0.5 the exits lose at most 1.00 point" in section
+    # (the toy model exits nowhere at speed 0.5: no layer saved)
+    assert ("(`bench/verdicts.py`): **not reproduced** (claim ≤ 1.00 points lost): "
+            "+0.00 points lost; speed 0.5: 100% of the layers, none saved (no layer "
+            "saved). One run is one seed") in section
 
 
 def test_real_mode_defaults(bench):

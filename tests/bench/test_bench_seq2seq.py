@@ -1,6 +1,7 @@
 """bench/seq2seq.py: each seed's config, the section from stored results (the
 smoke run, `python bench/seq2seq.py --smoke`, trains; about a minute)."""
 
+import math
 import os
 import types
 
@@ -99,9 +100,12 @@ def test_render_means_gains_and_costs_by_hand():
     assert "| student, MLE only | 41.00 ± 1.00 |" in text
     assert "| student + C-MLM distillation | 42.67 ± 0.76 |" in text
     assert "+2.00, +1.50, +1.50 BLEU (mean 1.67 ± 0.29)" in text
-    # paired gains 1.67 - 0.29 > 0, though the two rows' spreads overlap
-    # (42.67 - 0.76 < 41.00 + 1.00)
-    assert "The paper's gain (C-MLM distillation > MLE): **reproduced**." in text
+    # paired t on the gains, though the two rows' spreads overlap (42.67 -
+    # 0.76 < 41.00 + 1.00): SE 0.29 / sqrt(3) = 0.167, t = 10.0, 2 df,
+    # p = (1 - 10 / sqrt(102)) / 2 = 0.005; bounds 1.67 -/+ 2.92 x 0.167
+    assert ("The paper's gain (C-MLM distillation > MLE): **reproduced** (claim > 0 "
+            "BLEU): +1.67 BLEU [+1.18, +2.15] (one-sided 95% bounds), p = 0.005, MDE "
+            "0.66 BLEU (paired, 3 seeds (df 2), no test-set term).") in text
     assert "C-MLM fine-tuning 600 s;" in text and "3.0 MiB" in text
     assert "2 CPU core(s) (test cpu), CPU only" in text
     assert "Decoding: beam 5, length penalty 0.6." in text
@@ -117,11 +121,14 @@ def test_each_budget_has_its_own_table_and_verdict():
     text = seq2seq.render(results)
     config, small = text.split("### Budget: ")[1:]
     assert config.startswith("the config's (teacher at most 10 epochs, students 10 epochs)")
-    assert "| student, MLE only | 40.00 |" in config and "pending (1 of 3 seeds)" in config
+    assert "| student, MLE only | 40.00 |" in config
+    assert "**pending** (+2.00 BLEU so far; 1 / 1 seed(s), 2 needed)" in config
     assert small.startswith("teacher at most 3 epochs, students 3 epochs (shrunk")
     # never averaged across budgets: 20 and 22 only
     assert "| student, MLE only | 21.00 ± 1.41 |" in small
-    assert "+5.00, +2.00 BLEU" in small and "pending (2 of 3 seeds)" in small
+    # gains 5 and 2: SE 1.5, t = 2.33 with 1 df, p = 1/2 - atan(2.33) / pi = 0.129
+    assert "+5.00, +2.00 BLEU" in small and "**inconclusive** (claim > 0 BLEU): " in small
+    assert "p = 0.129" in small and "(paired, 2 seeds (df 1), no test-set term)" in small
 
 
 def test_a_budget_whose_teacher_was_cached_shows_the_cost_where_it_was_paid():
@@ -147,8 +154,17 @@ def test_a_budget_whose_teacher_was_cached_shows_the_cost_where_it_was_paid():
 
 
 def test_gain_verdict_by_hand():
-    assert seq2seq.gain_verdict([1.0, 2.0]) == "pending (2 of 3 seeds)"
-    assert seq2seq.gain_verdict([-1.0, -2.0, -1.5]) == "not reproduced"  # -1.5 + 0.5 < 0
-    # mean 0.5, sd 1.32: the spread includes 0
-    assert seq2seq.gain_verdict([2.0, 0.0, -0.5]).startswith("inconclusive")
-    assert seq2seq.gain_verdict([0.4, 0.6, 0.5]) == "reproduced"
+    def entries(*pairs):
+        return [entry(s, mle, kd) for s, (mle, kd) in enumerate(pairs)]
+
+    # gains -1, -2, -1.5: mean -1.5, SE 0.5 / sqrt(3), t = -5.2 with 2 df
+    verdict = seq2seq.gain_verdict(entries((10.0, 9.0), (10.0, 8.0), (10.0, 8.5)))
+    t = 1.5 / (0.5 / math.sqrt(3))
+    assert verdict.p == pytest.approx(1 - (1 - t / math.sqrt(t * t + 2)) / 2)
+    assert verdict.result == "not reproduced"
+    # gains 2, 0, -0.5: the bounds contain 0
+    assert seq2seq.gain_verdict(entries((1.0, 3.0), (1.0, 1.0), (1.0, 0.5))).result == (
+        "inconclusive")
+    assert seq2seq.gain_verdict(entries((1.0, 1.4), (1.0, 1.6), (1.0, 1.5))).result == (
+        "reproduced")
+    assert seq2seq.gain_verdict(entries((1.0, 2.0))).result == "pending"
