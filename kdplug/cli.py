@@ -200,12 +200,13 @@ def cmd_validate(args):
     from kdplug.run.preflight import check_inputs
 
     config = _load(args)
-    print(yaml.safe_dump(config.to_dict(), sort_keys=False), end="")
-    for line in check_inputs(config):
-        print(line)
+    # checked first: an error is the one thing printed, not after the config
+    lines = list(check_inputs(config))
     if args.build:  # teacher, student and stages, untrained
-        for line in check_build(config):
-            print(line)
+        lines += check_build(config)
+    print(yaml.safe_dump(config.to_dict(), sort_keys=False), end="")
+    for line in lines:
+        print(line)
     print(f"{args.config}: OK")
     return 0
 

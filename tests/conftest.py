@@ -22,6 +22,59 @@ if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
 CPU_DEVICES = []
 
 
+# The fast tier, `pytest -m "not slow"`, holds no test whose setup and call
+# took longer than this together: a session in which one did fails after its
+# tests, naming it, so that a new long test is marked `slow` (or made
+# shorter). Generous: the tier's longest tests took 5.1-5.2 s on 2 cores
+# shared with a benchmark, once 13.3 s (a 1.3-s test, at a load average of
+# 5); a toy `kdplug run` takes 10-50 s there. README.md, command 2.
+FAST_TEST_LIMIT_S = 15.0
+
+
+class DurationGuard:
+    """Adds up each test's setup and call time as the reports come in (under
+    pytest-xdist the controller gets every worker's reports) and, at the
+    session's end, fails a session in which a test not marked `slow` took
+    longer than `limit` seconds."""
+
+    def __init__(self, limit):
+        self.limit = limit
+        self.durations = {}  # node id -> [seconds, marked slow]
+
+    def pytest_runtest_logreport(self, report):
+        if report.when in ("setup", "call"):
+            entry = self.durations.setdefault(report.nodeid, [0.0, "slow" in report.keywords])
+            entry[0] += report.duration
+
+    def over_the_limit(self):
+        """`(seconds, node id)` of the unmarked tests over the limit, longest first."""
+        return sorted(((seconds, nodeid) for nodeid, (seconds, slow) in self.durations.items()
+                       if not slow and seconds > self.limit), reverse=True)
+
+    def pytest_sessionfinish(self, session):
+        if self.over_the_limit() and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter):
+        over = self.over_the_limit()
+        if not over:
+            return
+        terminalreporter.section("tests over the fast tier's limit", sep="=", red=True)
+        terminalreporter.line(
+            f"{len(over)} test(s) not marked slow took longer than {self.limit:g} s "
+            f"(setup and call): mark them @pytest.mark.slow (tests/conftest.py, "
+            f"FAST_TEST_LIMIT_S) or make them shorter")
+        for seconds, nodeid in over:
+            terminalreporter.line(f"{seconds:8.2f}s {nodeid}")
+
+
+def fast_first(values):
+    """`values` for `pytest.mark.parametrize`, all but the first marked
+    `slow`: a check repeated over families or variants runs on one of them in
+    the fast tier and on every one in the full suite."""
+    return [values[0], *(pytest.param(value, marks=pytest.mark.slow) for value in values[1:])]
+
+
 def pytest_configure(config):
     """Sets up TensorFlow in each process that runs tests, before collection.
 
@@ -31,7 +84,11 @@ def pytest_configure(config):
     each other (tests/run/test_experiment.py + test_run_folder.py under
     `-n 2`: 55-57 s instead of 65-68 s). The xdist controller runs no test
     and never imports TensorFlow, so it starts the workers at once (it took
-    10-14 s to import it first)."""
+    10-14 s to import it first). The process that sees every test's report
+    (the xdist controller, or the only process) checks their durations
+    (`DurationGuard`)."""
+    if not hasattr(config, "workerinput"):
+        config.pluginmanager.register(DurationGuard(FAST_TEST_LIMIT_S), "duration-guard")
     if _schedules_only(config):
         return
     import tensorflow as tf

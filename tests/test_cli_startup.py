@@ -63,6 +63,7 @@ def test_validate_does_not_import_tensorflow(method, tmp_path):
     assert f"{path}: OK" in out
 
 
+@pytest.mark.slow
 def test_load_model_registers_plugin_classes_in_a_fresh_process(tmp_path):
     # An early-exit student is a FastBERT class; nothing imports the
     # plugin's model modules before load_model.

@@ -154,6 +154,7 @@ def test_a_teacher_replaced_in_place_is_a_changed_run(tmp_path):
     assert "--fresh" in str(e.value)
 
 
+@pytest.mark.slow
 def test_a_nan_teacher_checkpoint_is_named_broken_before_training(
         tmp_path, monkeypatch, capsys):
     import keras_hub
@@ -218,6 +219,7 @@ DISK_FULL = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_full_disk_is_one_clear_line_naming_the_file(tmp_path):
     done = subprocess.run([sys.executable, "-c", DISK_FULL, str(tmp_path)],
                           capture_output=True, text=True, timeout=300)
@@ -253,6 +255,7 @@ KILLED_EXPORT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_killed_export_leaves_no_saved_model_to_keep(tmp_path):
     from kdplug import testing
     from kdplug.evaluation.export import StudentExporter
@@ -271,6 +274,7 @@ def test_a_killed_export_leaves_no_saved_model_to_keep(tmp_path):
     assert (out / "saved_model" / "saved_model.pb").stat().st_size > 1000
 
 
+@pytest.mark.slow
 def test_serve_text_reads_special_tokens_as_training_does(tmp_path):
     """A literal [CLS] / [SEP] / [MASK] in a text: the exported `serve_text`
     gives the logits of the ids training feeds the student (the run's

@@ -74,6 +74,7 @@ def test_the_readme_example_runs_on_the_packaged_minilm(tmp_path, monkeypatch):
     check_the_shipped_student(namespace, tmp_path, 48)
 
 
+@pytest.mark.slow
 def test_the_readme_plain_keras_example_distils():
     namespace = {}
     exec(compile(readme_examples()[1], "README.md", "exec"), namespace)  # noqa: S102

@@ -6,6 +6,7 @@ import sys
 import types
 
 import keras
+import pytest
 
 from kdplug import Distiller
 from kdplug import testing
@@ -24,6 +25,7 @@ def load_example_module():
     return module
 
 
+@pytest.mark.slow
 def test_documented_plugin_registers_validates_and_trains():
     module = load_example_module()
     pm = PluginManager(load_entrypoints=False)

@@ -364,10 +364,10 @@ class SingleTaskRunner(Runner):
         return report
 
     def _save_label_map(self, label_map):
-        """`<run>/label_map.json` when the classes have names (logged)."""
+        """`<run>/label_map.json` when the classes have names (the run's
+        `inputs:` log line names them already)."""
         if label_map is None or not label_map.named:
             return
-        self.context.log.info("labels: %s", label_map.describe())
         if self.context.is_chief:
             storage.write_json(self.context.path(LABEL_MAP_FILE), label_map.to_json())
 

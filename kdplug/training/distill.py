@@ -1,6 +1,7 @@
 """`distill()`: the common case in one call."""
 
 import math
+import sys
 import types
 
 import keras
@@ -65,7 +66,8 @@ def distill(*, teacher, student, train_data, validation_data=None, epochs=3,
             recipe (`kdplug.make_optimizer`).
         terms: loss terms replacing the KD pair.
         callbacks: Keras callbacks.
-        verbose: `fit`'s verbosity.
+        verbose: `fit`'s verbosity; `"auto"`: a progress bar on a terminal,
+            one line per epoch otherwise (a log file gets no bar drawings).
         batch_size: int. The batch size of arrays (datasets, generators and
             `PyDataset`s come batched).
         steps_per_epoch: int. Batches per epoch: required for a generator;
@@ -107,7 +109,8 @@ def distill(*, teacher, student, train_data, validation_data=None, epochs=3,
         x, y, sample_weight=sample_weight, batch_size=None if batched else batch_size,
         shuffle=not batched,  # a dataset is the caller's to shuffle (no Keras warning)
         steps_per_epoch=steps_per_epoch, validation_data=validation_data,
-        epochs=epochs, callbacks=_callbacks(callbacks, checks), verbose=verbose)
+        epochs=epochs, callbacks=_callbacks(callbacks, checks),
+        verbose=(1 if sys.stdout.isatty() else 2) if verbose == "auto" else verbose)
     history.checks = checks.summary()
     return history
 

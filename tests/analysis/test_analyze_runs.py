@@ -15,6 +15,9 @@ from kdplug.config import load_config
 from kdplug.run import Experiment
 from kdplug.testing.toy_config import write_toy_config
 
+# Every test reads the module's two toy runs (about 30 s on 2 busy cores).
+pytestmark = pytest.mark.slow
+
 PROBING = {"tasks": ["sentence_length", "bigram_shift"], "max_examples": 120,
            "seeds": [0, 1], "max_iter": 100, "batch_size": 32}
 

@@ -11,6 +11,9 @@ import pytest
 from kdplug.cli import main
 from kdplug.testing.toy_config import write_toy_config
 
+# Both tests read the module's toy run (about 20 s on 2 busy cores).
+pytestmark = pytest.mark.slow
+
 # word_content needs sentences holding exactly one of its middle-frequency
 # words: none of the toy sentences qualify.
 PROBING = {"tasks": ["sentence_length", "word_content"], "max_examples": 100,
@@ -56,7 +59,6 @@ def _check(result, markdown, student):
     assert len(rows) == 3 and {row[1] for row in rows} <= {"negative", "positive"}
 
 
-@pytest.mark.slow  # the module's toy run (about 20 s on 2 busy cores)
 def test_the_runs_own_analysis_skips_a_task_the_data_cannot_give(small_run):
     assert small_run["code"] == 0  # it used to fail the run, after training
     result, markdown = _read(small_run["run_dir"])

@@ -67,6 +67,7 @@ def test_a_student_with_its_own_tokenizer_pools_over_its_own_mask():
                                rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_bilstm_gives_its_pooled_state_whatever_the_poolings():
     model = BiLstmClassifier(vocabulary_size=40, num_classes=2, embedding_dim=8,
                              lstm_units=4, hidden_dim=8)

@@ -46,6 +46,7 @@ def result(tmp_path_factory):
         return json.load(f)
 
 
+@pytest.mark.slow
 def test_render_has_every_table_with_the_result_numbers(bench_script, result):
     bench = bench_script("analysis")
     section = bench.render(dict(result, bench={"seconds": 60, "machine": "2 x test"}))

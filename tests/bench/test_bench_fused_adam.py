@@ -15,6 +15,7 @@ def bench(bench_script):
     return bench_script("fused_adam")
 
 
+@pytest.mark.slow
 def test_toy_model_rows_count_the_optimizer_ops(bench):
     rows = bench.bench_steps(rounds=1, steps=1, models=[TOY])
     assert set(rows) == {(TOY, "Keras AdamW"), (TOY, "FusedAdamW")}

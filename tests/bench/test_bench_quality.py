@@ -158,6 +158,7 @@ def test_markdown_section_and_targets(tmp_path):
     assert quality.START in fresh.read_text()
 
 
+@pytest.mark.slow
 def test_smoke_run_end_to_end(tmp_path, capsys):
     run_root = tmp_path / "runs"
     out, store = tmp_path / "results.md", tmp_path / "quality.json"

@@ -1,7 +1,10 @@
 """bench/seq2seq_decoding.py: cached and full decoding, and the two beam
 samplers, timed side by side."""
 
+import pytest
 
+
+@pytest.mark.slow
 def test_smoke_run_times_both_and_checks_the_same_tokens(bench_script, tmp_path,
                                                          monkeypatch):
     bench = bench_script("seq2seq_decoding")

@@ -168,3 +168,17 @@ def test_student_source_stays_as_written_like_teacher_source(tmp_path):
     # what the student loads, and what the run fingerprints, is the folder
     assert config.student_config.source == str(tmp_path / "student_model")
     assert config.input_files["student.source"] == str(tmp_path / "student_model")
+
+
+def test_validate_prints_only_the_error_when_the_data_is_bad(tmp_path, capsys):
+    # the resolved config (dozens of lines) used to come first, the error last
+    from kdplug.cli import main
+
+    (tmp_path / "data.tsv").write_text("text\tlabel\tsplit\n\t1\ttrain\n")
+    path = tmp_path / "x.yaml"
+    path.write_text("name: x\ndata: {path: data.tsv}\nteacher: {source: t}\n"
+                    "method: {name: kd}\n")
+    assert main(["validate", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("kdplug: error:") == 1

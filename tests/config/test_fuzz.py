@@ -1,5 +1,6 @@
 """Fuzzing: bad config documents and data rows only ever raise kdplug errors."""
 
+import pytest
 import yaml
 from hypothesis import HealthCheck
 from hypothesis import given
@@ -82,6 +83,7 @@ cell = st.text(alphabet=st.characters(blacklist_characters="\t\n\r",
                                       blacklist_categories=("Cs",)), max_size=6)
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None,
           suppress_health_check=[HealthCheck.too_slow,
                                  HealthCheck.function_scoped_fixture])

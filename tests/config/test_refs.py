@@ -62,6 +62,7 @@ def test_bad_references_fail_when_the_config_loads(mapping, field, message):
     assert message in str(e.value)
 
 
+@pytest.mark.slow
 def test_tinybert_with_a_custom_mapping_pairs_the_named_layers():
     teacher = testing.tiny_bert_classifier(num_layers=4, hidden_dim=16, num_heads=2)
     config = tinybert({"name": "custom", "pairs": [[2, 1], [3, 2]]}).method_config

@@ -24,6 +24,7 @@ import keras_hub
 import numpy as np
 import pytest
 import tensorflow as tf
+from conftest import fast_first
 
 from kdplug import testing
 from kdplug.data import Examples
@@ -142,7 +143,7 @@ def cache(examples, encoder, tmp_path_factory):
 
 @pytest.mark.parametrize("buckets", [None, LengthBuckets(window=4, multiple=4)],
                          ids=["padded", "length-buckets"])
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", fast_first([0, 1, 2]))
 def test_teacher_output_stream(cache, buckets, seed):
     check_two_epochs(cache.stream(BATCH, shuffle=True, seed=seed,
                                   length_buckets=buckets))
@@ -155,6 +156,7 @@ def test_each_stored_shard_is_a_random_sample(cache, examples):
         assert abs(share - 0.5) <= 5 * np.sqrt(0.25 / 128 * 896 / 1023), index
 
 
+@pytest.mark.slow
 def test_transfer_set_streamed_mixes_originals_and_each_augmenter(tmp_path):
     # 256 originals, then each augmenter's copies appended in a block of its
     # own: batches must mix originals with copies, and one augmenter's

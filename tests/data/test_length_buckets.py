@@ -55,6 +55,7 @@ def padding_fraction(batches):
     return 1 - real / total
 
 
+@pytest.mark.slow
 def test_padding_by_hand():
     # 16 examples of 4 and 28 tokens, alternating; batches of 4.
     ds, n = examples([4, 28] * 8)
@@ -69,6 +70,7 @@ def test_padding_by_hand():
     assert padding_fraction(buckets) == pytest.approx(0.2)
 
 
+@pytest.mark.slow
 def test_every_example_once_per_epoch_reshuffled_and_seeded():
     lengths = mixed_lengths(70)
     ds, n = shuffled(lengths, seed=1)
@@ -158,6 +160,7 @@ def fit_steps(ds, init):
     return np.array(record.losses), student.get_weights()
 
 
+@pytest.mark.slow
 def test_training_on_trimmed_batches_equals_training_on_padded_ones():
     x, y = testing.toy_arrays(num_examples=40, sequence_length=SEQ, seed=2)
     x["padding_mask"][:, 20:] = 0
@@ -182,6 +185,7 @@ def toy_examples(n=48):
     return Examples(texts, np.asarray(labels, "int32"), pairs, "toy")
 
 
+@pytest.mark.slow
 def test_text_encoder_and_word_dataset_batches():
     tokenizer = keras_hub.tokenizers.BertTokenizer(vocabulary=testing.toy_vocabulary())
     encoder = TextEncoder(tokenizer, 40, pair_inputs=True)

@@ -89,6 +89,7 @@ def test_missing_file_column_and_split(tmp_path):
         read_splits(DataConfig(path=str(bad)))
 
 
+@pytest.mark.slow
 def test_tfds_datasets_read_offline_with_mock_data():
     import tensorflow_datasets as tfds
 

@@ -33,8 +33,11 @@ def assert_same(a, b):
         np.testing.assert_array_equal(a[key], b[key], err_msg=key)
 
 
-# One family per kind of tokenizer: WordPiece, byte-level BPE, SentencePiece.
-@pytest.mark.parametrize("family", ["bert", "roberta", "albert"])
+# One family per kind of tokenizer: WordPiece, byte-level BPE, SentencePiece
+# (the first two take 3-19 s on 2 busy cores: the full suite only).
+@pytest.mark.parametrize("family", [pytest.param("bert", marks=pytest.mark.slow),
+                                    pytest.param("roberta", marks=pytest.mark.slow),
+                                    "albert"])
 def test_eager_and_traced_encodings_are_the_same(family, tmp_path, monkeypatch):
     texts, labels = toy_sentences(40)
     pairs = list(reversed(texts))

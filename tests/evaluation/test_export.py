@@ -36,6 +36,7 @@ def exported(tmp_path_factory):
     return student, exporter, report
 
 
+@pytest.mark.slow
 def test_every_artifact_exists_and_int8_is_smaller(exported):
     _, exporter, report = exported
     assert set(report["files"]) == set(FORMATS)
@@ -47,6 +48,7 @@ def test_every_artifact_exists_and_int8_is_smaller(exported):
     assert report["notes"] == []  # BERT needs no TF select ops
 
 
+@pytest.mark.slow
 def test_exports_reproduce_the_keras_logits(exported):
     student, exporter, _ = exported
     reloaded = keras.saving.load_model(exporter.paths["keras"])
@@ -62,6 +64,7 @@ def test_exports_reproduce_the_keras_logits(exported):
         np.testing.assert_allclose(lite(x), expected, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.slow
 def test_int8_model_agrees_on_argmax(exported):
     student, exporter, _ = exported
     x, _ = testing.toy_arrays(200, seed=11)
@@ -74,6 +77,7 @@ def test_int8_model_agrees_on_argmax(exported):
     assert np.max(np.abs(got - expected)) > 0
 
 
+@pytest.mark.slow
 def test_report_has_latency_and_accuracy_per_format(exported):
     student, _, report = exported
     latency = report["latency_ms"]
@@ -100,6 +104,7 @@ def test_unknown_format_and_missing_export_are_clear_errors(tmp_path):
         exporter.predictor("tflite_int8")
 
 
+@pytest.mark.slow
 def test_bilstm_student_needs_select_ops_and_is_skipped_with_a_note(tmp_path):
     from kdplug.models import BiLstmClassifier
 

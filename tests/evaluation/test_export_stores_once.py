@@ -5,11 +5,13 @@ temporary unless asked for, and the `.keras` export links to the run's
 import os
 
 import numpy as np
+import pytest
 
 from kdplug import testing
 from kdplug.evaluation.export import StudentExporter
 
 
+@pytest.mark.slow
 def test_tflite_alone_leaves_no_saved_model_and_keras_is_linked(tmp_path):
     student = testing.tiny_bert_classifier(seed=3)
     keras_file = str(tmp_path / "student.keras")

@@ -7,12 +7,14 @@ import gc
 import weakref
 
 import numpy as np
+import pytest
 
 from kdplug import testing
 from kdplug.evaluation import measure
 from kdplug.evaluation.export import StudentExporter
 
 
+@pytest.mark.slow
 def test_one_forward_per_model_that_follows_its_weights():
     model = testing.tiny_bert_classifier(num_layers=1, seed=0)
     dataset = testing.toy_dataset(20, 8)

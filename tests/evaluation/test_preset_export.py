@@ -69,6 +69,7 @@ def exported(tmp_path_factory):
     return student, exporter, out, features
 
 
+@pytest.mark.slow
 def test_preset_predicts_raw_strings_with_keras_hub_alone(exported):
     student, exporter, _, features = exported
     preset = exporter.paths[PRESET]
@@ -86,6 +87,7 @@ def test_preset_predicts_raw_strings_with_keras_hub_alone(exported):
     np.testing.assert_allclose(np.asarray(result["logits"]), expected, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_preset_records_its_sequence_length_and_labels(exported):
     _, exporter, _, _ = exported
     preset = exporter.paths[PRESET]
@@ -97,6 +99,7 @@ def test_preset_records_its_sequence_length_and_labels(exported):
     assert labels == {"names": LABELS, "ids": {n: i for i, n in enumerate(LABELS)}}
 
 
+@pytest.mark.slow
 def test_sizes_one_copy_of_the_weights_and_vocab_linked(exported):
     student, exporter, out, _ = exported
     preset = exporter.paths[PRESET]
@@ -125,6 +128,7 @@ def test_sizes_one_copy_of_the_weights_and_vocab_linked(exported):
                                      "sequence_length": SEQ}
 
 
+@pytest.mark.slow
 def test_serve_text_equals_serving_default_on_the_encoded_ids(exported):
     student, exporter, _, features = exported
     loaded = tf.saved_model.load(exporter.paths["saved_model"])

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from kdplug.data import TextEncoder
 from kdplug.evaluation.preset_export import save_preset
@@ -32,6 +33,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow
 def test_every_familys_preset_loads_with_keras_hub_alone(tmp_path):
     expected, folders = {}, []
     rng = np.random.default_rng(0)

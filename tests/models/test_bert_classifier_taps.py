@@ -66,6 +66,7 @@ def test_only_requested_taps_are_returned(model_and_batch):
         model.taps(x, ["attention_scores/3"])
 
 
+@pytest.mark.slow
 def test_taps_inside_jit_compiled_tf_function(model_and_batch):
     model, x = model_and_batch
     names = ["attention_scores/2", "attention/2", "hidden/1", "cls/2", "logits"]

@@ -76,6 +76,7 @@ def test_padding_does_not_change_real_positions(model, batch):
     np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=1e-5)
 
 
+@pytest.mark.slow
 def test_keras_round_trip(model, batch, tmp_path):
     path = str(tmp_path / "bottleneck.keras")
     model.save(path)
@@ -93,6 +94,7 @@ def test_keras_round_trip(model, batch, tmp_path):
     assert BottleneckTransformerBlock.from_config(block.get_config()).intra_dim == 8
 
 
+@pytest.mark.slow
 def test_taps_under_xla(model, batch):
     names = ["attention_scores/1", "attention/1", "hidden/1"]
     compiled = tf.function(lambda b: model.taps(b, names), jit_compile=True)

@@ -7,6 +7,7 @@ import keras
 import keras_hub
 import numpy as np
 import pytest
+from conftest import fast_first
 
 from kdplug import KdplugError
 from kdplug import load_model
@@ -36,7 +37,7 @@ def own_inputs(model, x):
     return {k: v for k, v in x.items() if k in model.input}
 
 
-@pytest.mark.parametrize("family", OTHER_FAMILIES)
+@pytest.mark.parametrize("family", fast_first(OTHER_FAMILIES))
 def test_taps_and_logits_are_the_keras_hub_models_own(family):
     backbone = tiny_backbone(family)
     model = HubTextClassifier(backbone, num_classes=3, dropout=0.0)

@@ -173,6 +173,7 @@ def test_students_built_from_a_mean_pooled_teacher_are_mean_pooled(mean_bert, ba
     assert truncated_bert(plain, [0], num_classes=3).pooling == "cls"
 
 
+@pytest.mark.slow
 def test_fastbert_exits_and_final_classifier_follow_the_pooling(mean_bert, batch):
     model = early_exit_bert(mean_bert, 3, branch_dim=8, branch_pooling="mean",
                             dropout=0.0)

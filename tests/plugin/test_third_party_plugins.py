@@ -16,6 +16,9 @@ import yaml
 
 from kdplug.testing.toy_config import write_toy_config
 
+# pip installs and `kdplug` subprocesses (the module's `site`: about 5 s).
+pytestmark = pytest.mark.slow
+
 FIXTURES = pathlib.Path(__file__).parents[1] / "fixtures" / "plugins"
 
 
@@ -52,7 +55,6 @@ def test_plugins_lists_both_as_failed_with_their_reasons(site):
     assert "Traceback" not in result.stdout + result.stderr
 
 
-@pytest.mark.slow
 def test_builtin_methods_still_validate_and_run(site, tmp_path):
     path = write_toy_config(tmp_path, {"name": "kd"}, num_examples=48,
                             teacher={"finetune": None}, training={"epochs": 1},

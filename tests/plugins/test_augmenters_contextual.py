@@ -108,6 +108,7 @@ def test_truncated_words_get_no_candidates(masked_lm):
         ContextualAugmenter.Config(sequence_length=4)
 
 
+@pytest.mark.slow
 def test_stop_words_are_never_replaced(masked_lm):
     # the reference's list: NLTK's English stop words without its 8 question
     # words, plus 's and 're

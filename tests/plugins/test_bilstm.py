@@ -192,6 +192,7 @@ def test_pair_batches_carry_joint_and_separate_encodings():
         "token_ids", "segment_ids", "padding_mask"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("input", ["word_ids", "token_ids"])
 def test_siamese_student_learns_paraphrase_pairs_end_to_end(input):
     train, test = paraphrase_pairs(256, seed=0), paraphrase_pairs(128, seed=1)

@@ -69,6 +69,7 @@ def test_modes_and_terms():
     assert [t.name for t in only.terms] == ["mlm"]
 
 
+@pytest.mark.slow
 def test_general_then_task_trains_and_keeps_the_head_out_of_the_student():
     # 3 teacher layers -> every_other: the student starts as teacher layers 0, 2
     method, teacher, student = build(teacher_layers=3, hard_weight=1.0,

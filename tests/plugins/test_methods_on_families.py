@@ -64,6 +64,7 @@ def train_losses(student, teacher, stage):
     return [before, measured()]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", OTHER_FAMILIES)
 def test_every_method_that_applies_trains_on_the_family(family):
     teacher = HubTextClassifier(

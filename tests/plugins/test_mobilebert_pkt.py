@@ -139,6 +139,7 @@ def test_uniform_layer_map_for_a_shallower_student():
     assert distiller.teacher_tap_names == ["attention/4", "hidden/4"]
 
 
+@pytest.mark.slow
 def test_progressive_stages_train_their_block_and_the_layers_below(teacher):
     """The reference code (`if_freeze_previous_layers: false`): stage l trains
     the embeddings and blocks 1..l; blocks above and the head stay as they
@@ -158,6 +159,7 @@ def test_progressive_stages_train_their_block_and_the_layers_below(teacher):
         assert history["loss"][-1] < history["loss"][0], (layer, history["loss"])
 
 
+@pytest.mark.slow
 def test_progressive_stages_freeze_everything_but_their_block(teacher):
     student = make_student(teacher)
     parts = student_parts(student)

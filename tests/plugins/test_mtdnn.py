@@ -316,6 +316,7 @@ def test_student_heads_taps_and_save_load_round_trip(tmp_path):
         np.testing.assert_allclose(again[name], out[name], rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_distiller_trains_the_multi_head_student():
     student = tiny_student()
     x, y = testing.toy_arrays(num_examples=32, seed=2)

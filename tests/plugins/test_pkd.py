@@ -82,6 +82,7 @@ def test_stage_maps_teacher_layers(teacher, strategy, mapped):
     assert distiller.teacher_tap_names == sorted({"logits", *(f"cls/{t}" for t in mapped)})
 
 
+@pytest.mark.slow
 def test_trains_tiny_student():
     # 4 -> 2 layers keeps the test fast: PKD-Skip maps student layer 1 to
     # teacher layer 2 (the teacher's top layer 4 goes through the soft loss).

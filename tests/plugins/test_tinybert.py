@@ -114,6 +114,7 @@ def test_stages_terms_and_projections():
 
 # (Keras warns that the reloaded optimizer has more slots than the saved one:
 # weights without a gradient in the saved stage; the optimizer is not compared.)
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:Skipping variable loading for optimizer")
 def test_every_stage_trains_projections_stay_out_of_the_student(tmp_path):
     method, teacher, student = build()
@@ -253,6 +254,7 @@ def test_config_validates():
         method.stages(teacher, student)
 
 
+@pytest.mark.slow
 def test_intermediate_stage_reads_cached_outputs_within_the_disk_budget(
         tmp_path, kdplug_log, monkeypatch):
     from kdplug.run.experiment import Experiment

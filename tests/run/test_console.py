@@ -54,6 +54,7 @@ def import_tensorflow(verbose):
                           env={"PATH": "/usr/bin:/bin", "HOME": "/tmp"})
 
 
+@pytest.mark.slow
 def test_tensorflow_start_up_noise_is_hidden_unless_verbose():
     quiet = import_tensorflow(False)
     assert quiet.returncode == 0 and quiet.stderr == ""

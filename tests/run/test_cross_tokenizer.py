@@ -121,6 +121,7 @@ def test_roberta_teacher_distils_into_a_bert_student_that_ships_with_its_tokeniz
     assert TEXTS[0] in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_a_token_level_term_with_its_own_tokenizer_is_refused(tmp_path, capsys):
     """TinyBERT's intermediate stage compares hidden states and attention
     maps position by position: refused before any training (PKD's [CLS]

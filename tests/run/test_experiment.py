@@ -142,6 +142,7 @@ def test_run_with_augmented_transfer_set_and_teacher_output_cache(tmp_path, monk
     assert again["student"]["accuracy"] == report["student"]["accuracy"]
 
 
+@pytest.mark.slow
 def test_run_bilstm_student_on_its_own_word_ids(tmp_path):
     config_path = write_config(tmp_path, training={"epochs": 2})
     doc = yaml.safe_load(open(config_path))

@@ -47,6 +47,7 @@ def test_electra_teacher_fine_tuned_and_distilled(tmp_path):
     assert student.num_layers == 1
 
 
+@pytest.mark.slow
 def test_a_keras_hub_classifier_preset_is_used_as_it_is(tmp_path):
     """A user's keras-hub classifier saved with `save_to_preset` (its head
     set by hand here, as fine-tuning would: tiny models learn the toy task

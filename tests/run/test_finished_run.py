@@ -34,6 +34,9 @@ from kdplug.testing.toy_config import write_toy_config
 from kdplug.training.callbacks import KeepBestEpoch
 from kdplug.training.callbacks import ResumableBackup
 
+# Every test reads the module's toy run (about 14 s on 2 busy cores).
+pytestmark = pytest.mark.slow
+
 NAMES = ["neg", "pos"]
 METRICS = ["accuracy", "f1_macro", "mcc"]
 TEXTS = ["a fine film", "bad dull movie", "fine good great"]
@@ -293,7 +296,6 @@ def test_run_reports_configured_metrics_and_stops_on_val_f1(toy_run):
     assert history["best"]["best_value"] == max(epochs["val_f1_macro"])
 
 
-@pytest.mark.slow
 def test_early_stopping_keeps_the_best_epoch_and_reports_it(toy_run):
     """The saved student is the best epoch's (its validation accuracy is
     that epoch's), which the summary names; the teacher's fine-tuning keeps

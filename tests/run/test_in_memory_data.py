@@ -43,6 +43,7 @@ def toy(tmp_path):
     return path, toy_splits(tmp_path / "toy.tsv")
 
 
+@pytest.mark.slow
 def test_run_reads_the_data_and_records_its_fingerprint(toy, tmp_path, capsys):
     path, data = toy
     report = Experiment(load_config(path), data=data).run()

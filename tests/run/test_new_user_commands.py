@@ -174,6 +174,7 @@ def _error(capsys):
     return lines[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case, field, message", BEFORE_FINETUNING,
                          ids=[case.__name__ for case, *_ in BEFORE_FINETUNING])
 def test_what_validate_build_checks_stops_a_run_before_the_teacher_is_finetuned(
@@ -196,6 +197,7 @@ def test_what_validate_build_checks_stops_a_run_before_the_teacher_is_finetuned(
 
 # ------------------------------------------- errors that show the way out
 
+@pytest.mark.slow
 def test_a_token_level_method_with_a_hub_student_says_the_real_blocker_first(
         tmp_path, capsys):
     """Other head counts: the pair cannot work at any head reduction, so the
@@ -210,6 +212,7 @@ def test_a_token_level_method_with_a_hub_student_says_the_real_blocker_first(
     assert "head" not in line
 
 
+@pytest.mark.slow
 def test_a_narrow_student_of_a_roberta_teacher_names_a_kind_that_works(tmp_path, capsys):
     path = write_toy_config(tmp_path, {"name": "kd"}, teacher=_roberta(tmp_path),
                             student={"kind": "narrow", "num_layers": 1, "hidden_dim": 8,

@@ -12,6 +12,9 @@ from kdplug.cli import main
 from kdplug.testing import write_toy_tsv
 from kdplug.testing.toy_config import write_toy_config
 
+# Both tests read the module's toy run (about 11 s on 2 busy cores).
+pytestmark = pytest.mark.slow
+
 
 def sort_training_split_by_label(path):
     """Rewrites a toy TSV with its training rows sorted by label (negatives

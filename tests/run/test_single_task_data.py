@@ -5,6 +5,7 @@ and saves its label map with the run and beside the export."""
 import csv
 import json
 
+import pytest
 import yaml
 
 from kdplug.cli import main
@@ -26,6 +27,7 @@ def write_named_split_files(folder, num_examples=120):
     return paths
 
 
+@pytest.mark.slow
 def test_run_with_named_labels_per_split_files_and_no_test_split(tmp_path, capsys):
     paths = write_named_split_files(tmp_path)
     config = write_toy_config(

@@ -37,6 +37,7 @@ def backbone_weights(model):
     return [np.asarray(w) for w in model.backbone.get_weights()]
 
 
+@pytest.mark.slow
 def test_the_general_stage_reads_its_corpus_through_the_pretrained_teacher(tmp_path):
     path, corpus = corpus_config(tmp_path)
     config = load_config(path)
@@ -80,6 +81,7 @@ def test_the_general_stage_reads_its_corpus_through_the_pretrained_teacher(tmp_p
                                teacher)[0] is pretrained
 
 
+@pytest.mark.slow
 def test_a_run_reports_the_stage_inputs_and_trains_the_general_stage(tmp_path):
     path, corpus = corpus_config(tmp_path, stages=["general"], general_epochs=4,
                                  general_learning_rate=1e-3)

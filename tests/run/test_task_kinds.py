@@ -23,6 +23,7 @@ def run(config):
     return report, history, open(f"{run_dir}/summary.md").read()
 
 
+@pytest.mark.slow
 def test_regression_run_on_the_score_column(tmp_path):
     config = write_toy_config(
         tmp_path, {"name": "kd", "alpha": 0.5}, num_examples=120,
@@ -50,6 +51,7 @@ def test_regression_run_on_the_score_column(tmp_path):
     assert "Student / teacher: pearson" in summary
 
 
+@pytest.mark.slow
 def test_multi_label_run_with_an_intermediate_layer_method(tmp_path):
     data = write_toy_multi_label_jsonl(tmp_path / "toy.jsonl", 160)
     config = write_toy_config(
@@ -73,6 +75,7 @@ def test_multi_label_run_with_an_intermediate_layer_method(tmp_path):
     assert "| model | test f1_micro | test exact_match |" in summary
 
 
+@pytest.mark.slow
 def test_token_classification_run_tags_every_word(tmp_path):
     data = write_toy_tokens_jsonl(tmp_path / "tokens.jsonl", 160)
     config = write_toy_config(

@@ -125,6 +125,7 @@ def test_bilstm_word_ids_needs_vocabulary_size(pm, teacher):
         parse(pm.students.get("bilstm").Config, {"input": "chars"}, "student")
 
 
+@pytest.mark.slow
 def test_hub_student_loads_its_own_model_and_tokenizer(pm, teacher, tmp_path):
     """`student.kind: hub` (cross-tokenizer pairs, tests/run/
     test_cross_tokenizer.py): a Hugging Face RoBERTa folder becomes a

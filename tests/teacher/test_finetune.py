@@ -57,6 +57,7 @@ def test_fine_tuned_teacher_is_cached_listed_and_removed(tmp_path, capsys, kdplu
     assert teacher_entries() == [] and not os.path.exists(folder)
 
 
+@pytest.mark.slow
 def test_a_diverged_teacher_is_never_cached(tmp_path, monkeypatch):
     # Fine-tuning that diverges: the loss turns NaN on the first step (what
     # teacher.finetune.learning_rate: 1e6 did to MiniLM).
@@ -99,6 +100,7 @@ def test_finetune_seed_shares_one_teacher_across_run_seeds(tmp_path):
     assert key(1, finetune_seed=1) == key(1) != key(1, finetune_seed=0)
 
 
+@pytest.mark.slow
 def test_an_interrupted_fine_tuning_resumes_at_its_first_unfinished_epoch(
         tmp_path, monkeypatch, kdplug_log):
     """A kill during the teacher's fine-tuning (the C-MLM teacher of
@@ -158,6 +160,7 @@ def test_an_interrupted_fine_tuning_resumes_at_its_first_unfinished_epoch(
     assert entry["status"] == "ok"
 
 
+@pytest.mark.slow
 def test_a_run_killed_while_evaluating_its_fine_tuned_teacher_keeps_the_weights(
         tmp_path, monkeypatch, kdplug_log):
     """The fine-tuned weights are cached before the dev split is evaluated
@@ -201,6 +204,7 @@ def test_a_run_killed_while_evaluating_its_fine_tuned_teacher_keeps_the_weights(
     assert Experiment(load_config(config)).finetune_teacher() == info
 
 
+@pytest.mark.slow
 def test_the_key_counts_the_data_by_content_not_by_the_path_naming_it(tmp_path):
     """Two configs in different folders naming the same data file by
     different relative paths share one fine-tuned teacher; a changed file

@@ -9,6 +9,7 @@ import types
 import keras_hub
 import numpy as np
 import pytest
+from conftest import fast_first
 
 from kdplug.data.text_encoder import TextEncoder
 from kdplug.models import BertClassifier
@@ -43,7 +44,7 @@ def keras_hub_logits(task, texts=TEXTS):
     return np.asarray(task({k: v for k, v in x.items() if k in task.backbone.input}))
 
 
-@pytest.mark.parametrize("family", families.FAMILIES)
+@pytest.mark.parametrize("family", fast_first(families.FAMILIES))
 def test_a_backbone_preset_gets_a_new_head_of_its_family(family, tmp_path):
     folder = families.write_tiny_preset(family, tmp_path / family)
     model, tokenizer, source = load_teacher(teacher_section(folder), 3)
@@ -55,7 +56,7 @@ def test_a_backbone_preset_gets_a_new_head_of_its_family(family, tmp_path):
     assert logits(model, tokenizer).shape == (len(TEXTS), 3)
 
 
-@pytest.mark.parametrize("family", families.CLASSIFIER_FAMILIES)
+@pytest.mark.parametrize("family", fast_first(families.CLASSIFIER_FAMILIES))
 def test_a_keras_hub_classifier_preset_keeps_its_head(family, tmp_path):
     folder = families.write_tiny_preset(family, tmp_path / family, classifier=True)
     model, tokenizer, _ = load_teacher(teacher_section(folder), 2)
@@ -86,7 +87,7 @@ def test_a_hugging_face_folder_keeps_its_classifier_head(family, tmp_path):
     assert logits(model, tokenizer).shape == (len(TEXTS), 2)
 
 
-@pytest.mark.parametrize("family", families.CLASSIFIER_FAMILIES)
+@pytest.mark.parametrize("family", fast_first(families.CLASSIFIER_FAMILIES))
 def test_a_keras_file_of_a_keras_hub_classifier_brings_its_tokenizer(family, tmp_path):
     folder = families.write_tiny_preset(family, tmp_path / family, classifier=True)
     task = keras_hub.models.TextClassifier.from_preset(folder)

@@ -87,6 +87,7 @@ def online_taps(teacher, encoder, examples, taps):
     return {t: np.concatenate(v) for t, v in out.items()}
 
 
+@pytest.mark.slow
 def test_miss_then_hit_and_values_match_the_teacher(tmp_path, teacher, encoder,
                                                      examples):
     taps = ["logits", "hidden/1", "attention/2"]
@@ -418,6 +419,7 @@ def fit_losses(teacher, encoder, examples, extra, student_weights):
     return np.array(record.losses), student.get_weights()
 
 
+@pytest.mark.slow
 def test_training_with_cached_outputs_matches_the_online_teacher(
         tmp_path, teacher, encoder, examples):
     # The real flow: an augmented transfer set (new examples unlabelled).
@@ -453,6 +455,7 @@ def rows_by_text(batches, examples, encoder):
     return out
 
 
+@pytest.mark.slow
 def test_stream_reads_every_example_once_with_its_outputs(tmp_path, teacher, encoder,
                                                           examples):
     taps = ["logits", "hidden/1", "attention/2"]
@@ -493,6 +496,7 @@ def test_stream_reads_every_example_once_with_its_outputs(tmp_path, teacher, enc
             np.testing.assert_array_equal(got[ids][1][key], value)
 
 
+@pytest.mark.slow
 def test_stream_in_length_buckets_cuts_inputs_and_taps_together(tmp_path, teacher,
                                                                 encoder, examples):
     taps = ["logits", "hidden/1", "attention/2"]

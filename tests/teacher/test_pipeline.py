@@ -40,6 +40,7 @@ def test_trim_to_longest():
     assert trim_to_longest(inputs, multiple=64)["token_ids"].shape == (2, 32)
 
 
+@pytest.mark.slow
 def test_float32_outputs_equal_the_teacher_and_trimming_changes_nothing(teacher):
     names = ["cls/1", "logits"]
     pipeline = TeacherPipeline(teacher, names, dtype="float32")
@@ -58,6 +59,7 @@ def test_float32_outputs_equal_the_teacher_and_trimming_changes_nothing(teacher)
     np.testing.assert_array_equal(y, y0)
 
 
+@pytest.mark.slow
 def test_length_chunks_give_the_batch_outputs_in_its_order(teacher):
     """Batches of 8, 5, 3 and 1 rows, lengths 3..31 shuffled, through one
     pipeline per chunk count (each traced once for every batch size)."""
@@ -87,6 +89,7 @@ def test_length_chunks_give_the_batch_outputs_in_its_order(teacher):
                 assert seen[0][1] < seen[-1][1], (batch, chunks)
 
 
+@pytest.mark.slow
 def test_sequence_taps_are_not_trimmed_and_bfloat16_is_close(teacher):
     pipeline = TeacherPipeline(teacher, ["hidden/1", "logits"], dtype="bfloat16")
     assert not pipeline.trim_padding  # a padded position of hidden/1 is read
@@ -118,6 +121,7 @@ def kd_terms():
     return [SoftTargetCrossEntropy(2.0, weight=0.5), HardLabelCrossEntropy(0.5)]
 
 
+@pytest.mark.slow
 def test_training_with_the_pipeline_equals_the_online_teacher(teacher):
     histories = []
     for pipelined in (False, True):

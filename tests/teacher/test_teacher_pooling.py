@@ -104,6 +104,7 @@ def test_the_config_declares_the_choices(tmp_path):
         load_config(bad)
 
 
+@pytest.mark.slow
 def test_the_loaded_teacher_pools_as_configured(tmp_path):
     preset = testing.write_tiny_preset(tmp_path / "preset")
     assert load_teacher(section(preset), 2)[0].pooling == "cls"
@@ -133,6 +134,7 @@ def test_a_kept_head_reads_the_mean_only_when_fine_tuned(tmp_path):
     assert teacher.pooling == "mean" and teacher.head_trained is True
 
 
+@pytest.mark.slow
 def test_a_keras_teacher_keeps_the_pooling_it_was_saved_with(tmp_path):
     preset = testing.write_tiny_preset(tmp_path / "preset")
     path = str(tmp_path / "teacher.keras")

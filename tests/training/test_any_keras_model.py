@@ -33,6 +33,7 @@ def accuracy(model, dataset):
     return hits / total
 
 
+@pytest.mark.slow
 def test_distill_a_functional_student_from_a_kdplug_teacher_in_one_call():
     teacher = testing.tiny_bert_classifier(seed=0)
     teacher.compile(optimizer=keras.optimizers.Adam(3e-3), jit_compile=False,
@@ -51,6 +52,7 @@ def test_distill_a_functional_student_from_a_kdplug_teacher_in_one_call():
         kdplug.distill(teacher, student, train)
 
 
+@pytest.mark.slow
 def test_named_layers_of_functional_models_are_feature_taps():
     teacher, student = bag_of_words("teacher", seed=0), bag_of_words("student", seed=1)
     x, y = testing.toy_batch(8)

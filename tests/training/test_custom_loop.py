@@ -59,6 +59,7 @@ def assert_same_weights(a, b, atol=1e-5):
         np.testing.assert_allclose(x, y, rtol=1e-4, atol=atol)
 
 
+@pytest.mark.slow
 def test_mirrored_custom_loop_matches_fit_on_one_device(cpu_devices):
     train = testing.toy_dataset(64, 16, seed=3)
     val = testing.toy_dataset(32, 16, seed=4)
@@ -105,6 +106,7 @@ def saved_epochs(monkeypatch):
     return saved
 
 
+@pytest.mark.slow
 def test_resumes_from_backup_after_an_interruption(tmp_path, saved_epochs):
     train = testing.toy_dataset(48, 16, seed=3)
     distiller, optimizer = build(tf.distribute.get_strategy())
@@ -135,6 +137,7 @@ def test_resumes_from_backup_after_an_interruption(tmp_path, saved_epochs):
     assert not os.path.exists(backup)  # removed once training finished
 
 
+@pytest.mark.slow
 def test_stop_training_and_steps_per_epoch(tmp_path, saved_epochs):
     distiller, optimizer = build(tf.distribute.get_strategy(), clipnorm=None)
 

@@ -46,6 +46,7 @@ def teacher():
     return trained_teacher()
 
 
+@pytest.mark.slow
 def test_fit_lowers_loss_and_student_learns(teacher):
     student = testing.tiny_bert_classifier(num_layers=1, seed=2)
     distiller = make_distiller(teacher, student)
@@ -61,6 +62,7 @@ def test_fit_lowers_loss_and_student_learns(teacher):
     assert history["val_accuracy"][-1] >= 0.75
 
 
+@pytest.mark.slow
 def test_logged_loss_is_weighted_sum_of_per_example_term_means(teacher):
     student = testing.tiny_bert_classifier(num_layers=1, seed=2)
     distiller = make_distiller(teacher, student, alpha=0.3)
@@ -72,6 +74,7 @@ def test_logged_loss_is_weighted_sum_of_per_example_term_means(teacher):
     assert logs8["loss"] == pytest.approx(logs["loss"], rel=1e-5)
 
 
+@pytest.mark.slow
 def test_teacher_weights_unchanged_and_not_trainable(teacher):
     before = [w.numpy().copy() for w in teacher.weights]
     student = testing.tiny_bert_classifier(num_layers=1, seed=2)
@@ -85,6 +88,7 @@ def test_teacher_weights_unchanged_and_not_trainable(teacher):
         [w for w in student.weights if "seed_generator" not in w.path])
 
 
+@pytest.mark.slow
 def test_cached_teacher_outputs_give_the_same_losses(teacher):
     x, y = testing.toy_arrays(64)
     logits = teacher.predict(x, verbose=0)
@@ -112,6 +116,7 @@ def test_duplicate_term_names_rejected():
         Distiller(student, None, [HardLabelCrossEntropy(), HardLabelCrossEntropy()])
 
 
+@pytest.mark.slow
 def test_call_and_predict_behave_like_the_student(teacher):
     student = testing.tiny_bert_classifier(num_layers=1, seed=2)
     distiller = make_distiller(teacher, student)
@@ -120,6 +125,7 @@ def test_call_and_predict_behave_like_the_student(teacher):
                                rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_keras_round_trip(teacher, tmp_path):
     student = truncated_bert(teacher, [1], num_classes=2)
     distiller = make_distiller(teacher, student)
@@ -137,6 +143,7 @@ def test_keras_round_trip(teacher, tmp_path):
                                teacher.predict(x, verbose=0), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_mirrored_strategy_matches_single_device(cpu_devices):
     ds = testing.toy_dataset(64, 16)
 
@@ -157,6 +164,7 @@ def test_mirrored_strategy_matches_single_device(cpu_devices):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_swapped_student_and_teacher_are_caught(teacher):
     """kdplug's Distiller takes the student first, Keras' the teacher first:
     a swap is an error where it shows (same model, nothing to train)."""
@@ -173,6 +181,7 @@ def test_swapped_student_and_teacher_are_caught(teacher):
         Distiller(student=student, teacher=teacher, terms=terms)
 
 
+@pytest.mark.slow
 def test_logged_accuracy_counts_labelled_examples_only():
     """An example without a gold label (-1: augmented, or an unlabelled
     stage) is left out of the logged accuracy (Keras passes sample weights
@@ -194,6 +203,7 @@ def test_logged_accuracy_counts_labelled_examples_only():
     assert result["accuracy"] == 0.0  # nothing labelled: nothing counted
 
 
+@pytest.mark.slow
 def test_a_student_with_another_class_count_is_named_before_any_op_fails():
     """A 3-class student against a 2-class teacher: the logit terms say so
     (term, tap, both shapes) instead of a failed `Mul` in the trace; the

@@ -110,6 +110,7 @@ def test_sparse_embedding_gradients_match_keras():
     assert_all_close(run(make(FusedAdamW)), run(make(keras.optimizers.AdamW)))
 
 
+@pytest.mark.slow
 def test_amsgrad_and_float16_variables_take_keras_update():
     assert_all_close(train(make(FusedAdamW, amsgrad=True)),
                      train(make(keras.optimizers.AdamW, amsgrad=True)))
@@ -151,12 +152,14 @@ def fit(model, optimizer, jit_compile=False, epochs=2):
     return [w.numpy() for w in model.weights]
 
 
+@pytest.mark.slow
 def test_xla_compiled_fit_matches_keras():
     expected = fit(dense_model(5), make(keras.optimizers.AdamW))
     got = fit(dense_model(5), make(FusedAdamW), jit_compile=True)
     assert_all_close(got, expected, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_mirrored_strategy_matches_one_device(cpu_devices):
     """Each replica's half batch, gradients summed by Keras, each variable
     updated on both devices: the one-device weights. (Without clipping:

@@ -65,6 +65,7 @@ def float32_losses():
     return train(None, jit_compile=False)[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy,jit_compile", [
     (None, True),
     ("mixed_float16", False),

@@ -159,6 +159,7 @@ def test_distill_takes_a_py_dataset():
     distill_on(Batches(), "one")
 
 
+@pytest.mark.slow
 def test_distill_takes_int_token_ids_for_embedding_models():
     rng = np.random.default_rng(0)
     ids = rng.integers(1, 20, size=(ROWS + 200, 6)).astype("int32")
@@ -235,6 +236,7 @@ def test_distill_on_a_dataset_warns_nothing():
                        train_data=data, epochs=1, verbose=0)
 
 
+@pytest.mark.slow
 def test_importing_a_tensorflow_backed_name_prints_nothing():
     """`import kdplug; kdplug.Distiller` prints none of TensorFlow's C++
     start-up lines (the CLI hid them already); a level the user set is

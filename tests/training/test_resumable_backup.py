@@ -116,6 +116,7 @@ def test_an_interrupted_fit_resumes_at_its_first_unfinished_epoch(
     assert not os.path.exists(backup)
 
 
+@pytest.mark.slow
 def test_a_kill_between_the_weights_and_their_record_resumes_from_the_backup_before(
         tmp_path, monkeypatch, uninterrupted):
     """Epoch 2's weights are on disk, its record is not: the record still

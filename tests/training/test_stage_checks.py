@@ -157,6 +157,7 @@ def test_summary_flags_a_collapsed_model():
     assert lines[1].startswith("**Warning: the student has collapsed**: it predicts class 0")
 
 
+@pytest.mark.slow
 def test_distill_warns_about_label_sorted_batches_and_not_about_shuffled_ones(
         kdplug_log):
     # A tf.data pipeline that batches a label-sorted split without shuffling:
@@ -183,3 +184,16 @@ def test_distill_warns_about_label_sorted_batches_and_not_about_shuffled_ones(
                             epochs=1, verbose=0)
     assert arrays.checks["batch_mix"] == {
         "measured": False, "reason": "not measured: arrays are shuffled by fit"}
+
+
+def test_distill_writes_epoch_lines_not_progress_bars_into_a_file(capsys):
+    # stdout is not a terminal under pytest's capture: "auto" gives one line
+    # per epoch, no carriage returns or ANSI codes
+    import kdplug
+
+    x = np.random.default_rng(1).normal(size=(64, 4)).astype("float32")
+    y = (x[:, 0] > 0).astype("int32")
+    make = lambda: keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])  # noqa: E731
+    kdplug.distill(teacher=make(), student=make(), train_data=(x, y), epochs=2)
+    out = capsys.readouterr().out
+    assert "Epoch 2/2" in out and "\r" not in out and "\x1b[" not in out

@@ -182,7 +182,12 @@ def train(case, strategy, optimizer=sgd, run_eagerly=True):
     return logs, [w.numpy() for w in student.weights]
 
 
-@pytest.mark.parametrize("case", list(CASES))
+# `kd` and `fastbert` in the fast tier (`pytest -m "not slow"`), every other
+# case (each over about 1.5 s) in the full suite.
+@pytest.mark.parametrize("case", [
+    c if c in ("kd", "fastbert") else pytest.param(c, marks=pytest.mark.slow)
+    for c in CASES
+])
 def test_terms_are_per_example(case):
     """Every stage's terms on a batch of 8 equal the same terms on its two
     halves of 4, concatenated: no term reads the rest of its batch, so each
@@ -285,9 +290,8 @@ CLIPPING = {
 }
 
 
-@pytest.mark.parametrize("clipping", [
-    pytest.param(c, marks=pytest.mark.slow) if c == "clipnorm" else c for c in CLIPPING
-])
+@pytest.mark.slow
+@pytest.mark.parametrize("clipping", list(CLIPPING))
 def test_clipping_is_global(clipping, cpu_devices, monkeypatch):
     """Clipping under MirroredStrategy gives the single-device step; Keras
     alone clips each replica's share (checked to differ, for global_clipnorm)."""

@@ -50,6 +50,7 @@ class Recorder(keras.callbacks.Callback):
             self.seen[name].append(float(variable.numpy()))
 
 
+@pytest.mark.slow
 def test_sets_weight_and_temperature_every_batch_during_fit():
     teacher = testing.tiny_bert_classifier(num_layers=1, seed=1)
     student = testing.tiny_bert_classifier(num_layers=1, seed=2)
@@ -122,6 +123,7 @@ def write(tmp_path, doc):
     return str(path)
 
 
+@pytest.mark.slow
 def test_experiment_applies_config_schedules(tmp_path, kdplug_log):
     schedules = [
         # steps: null spans the whole stage, so the end value is reached.

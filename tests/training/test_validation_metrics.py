@@ -19,6 +19,7 @@ class Seen(keras.callbacks.Callback):
         self.logs.append(dict(logs))
 
 
+@pytest.mark.slow  # two epochs of fit with validation: ~7 s on 2 busy cores
 def test_adds_val_metrics_to_the_logs_later_callbacks_read():
     model = testing.tiny_bert_classifier(num_classes=2, seed=0)
     model.compile(optimizer=keras.optimizers.Adam(1e-2),

@@ -41,6 +41,7 @@ def greedy_by_hand(model, arrays):
     return out
 
 
+@pytest.mark.slow
 def test_beam_of_width_one_equals_greedy_equals_argmax_by_hand(model_and_sources):
     model, arrays = model_and_sources
     greedy = Seq2SeqDecoder(model, CLS, SEP, PAD, "greedy").generate(arrays, 2)
@@ -67,6 +68,7 @@ def test_cached_step_state_equals_the_full_prefix_decode(model_and_sources):
         np.testing.assert_allclose(np.asarray(state)[:, 0], full[:, t], atol=1e-5)
 
 
+@pytest.mark.slow
 def test_gru_cached_step_equals_the_full_prefix_decode_and_decodes_the_same():
     keras.utils.set_random_seed(2)
     model = Seq2SeqGru(12, 4, 6, embedding_dim=8, units=8, dropout=0.0)
@@ -89,6 +91,7 @@ def test_gru_cached_step_equals_the_full_prefix_decode_and_decodes_the_same():
                            use_cache=False).generate_ids(arrays, 2))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy,width", [("greedy", 1), ("beam", 3)])
 def test_cached_decoding_gives_the_same_tokens(model_and_sources, strategy, width):
     model, arrays = model_and_sources

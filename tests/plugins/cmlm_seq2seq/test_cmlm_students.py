@@ -32,6 +32,7 @@ def batch(rng, n=3, source=5, target=4, vocabulary_size=27):
             "teacher/topk_ids": np.zeros((n, target + 1, 2), "int32")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_logits_are_causal_and_the_keras_file_round_trips(kind, tmp_path):
     keras.utils.set_random_seed(0)

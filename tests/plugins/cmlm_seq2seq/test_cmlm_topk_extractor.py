@@ -32,6 +32,7 @@ def arrays(tokenizer):
     return Seq2SeqEncoder(tokenizer, 4, 5, 14).teacher_arrays(SOURCES, TARGETS)
 
 
+@pytest.mark.slow
 def test_one_position_per_pass_equals_a_direct_call_with_that_position_masked(
         mlm, arrays, tokenizer):
     positions = 6  # max_target_length + 1: every pass masks one position
@@ -64,6 +65,7 @@ def test_several_positions_per_pass_equal_a_direct_call_pass_by_pass(
     assert TopKExtractor(mlm, 4, 6, passes=4).pass_positions(1).tolist() == [1, 5]
 
 
+@pytest.mark.slow
 def test_batches_of_similar_length_cut_to_their_longest_give_the_same_labels(
         mlm, arrays, tokenizer):
     """The same pairs padded to 40 positions, in batches of 2: sorted by

@@ -37,6 +37,7 @@ def decode(sampler, batch=4, stop=(STOP,)):
         stop_token_ids=stop and list(stop)))(prompt, cache))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("beams", [2, 3, 5])
 def test_same_tokens_as_keras_hubs_beam_sampler(beams):
     ours = decode(RowBeamSampler(num_beams=beams))

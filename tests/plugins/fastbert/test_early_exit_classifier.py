@@ -89,6 +89,7 @@ def test_keras_round_trip(model, batch, tmp_path):
         np.testing.assert_allclose(a[k], b[k], atol=1e-5)
 
 
+@pytest.mark.slow
 def test_config_without_branch_form_loads_the_residual_branch(teacher, batch):
     # A model saved before `branch_form` existed (kdplug 0.1) has no key: it
     # is rebuilt with the residual branch it was trained with.
@@ -110,6 +111,7 @@ def test_config_without_branch_form_loads_the_residual_branch(teacher, batch):
                            a["branch_logits/1"], atol=1e-4)
 
 
+@pytest.mark.slow
 def test_speed_zero_runs_every_layer(model, batch):
     logits, layers = model.predict_adaptive(batch, 0.0)
     np.testing.assert_allclose(logits, model(batch).numpy(), atol=1e-5)
@@ -157,6 +159,7 @@ def test_mixed_exits_match_single_examples_and_taps(model, batch):
         np.testing.assert_allclose(l1[0], logits[i], **BRANCH_TOL)
 
 
+@pytest.mark.slow
 def test_saved_model_export(model, batch, tmp_path):
     speed, expected_layers, _ = mixed_speed(model, batch)
     path = model.export_adaptive(str(tmp_path / "adaptive"))

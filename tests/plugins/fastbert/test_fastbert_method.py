@@ -53,6 +53,7 @@ def test_registered_and_config_validates():
         FastBERTMethod.Config(curve_batch_sizes=[0])
 
 
+@pytest.mark.slow
 def test_student_is_a_trainable_copy_of_the_teacher(teacher):
     method, student = build(teacher, branch_dim=8)
     assert isinstance(student, EarlyExitBertClassifier)
@@ -74,6 +75,7 @@ def test_student_is_a_trainable_copy_of_the_teacher(teacher):
         "logits", "branch_logits/1", "branch_logits/2"}
 
 
+@pytest.mark.slow
 def test_self_distillation_trains_only_the_branches(teacher):
     method, student = build(teacher)
     (stage,) = method.stages(teacher, student)
@@ -121,6 +123,7 @@ def spread_student(teacher):
     return spread_branch_confidences(student, x), x, y
 
 
+@pytest.mark.slow
 def test_speed_curve(spread_student, tmp_path):
     student, x, y = spread_student
     ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(16)
@@ -147,6 +150,7 @@ def test_speed_curve(spread_student, tmp_path):
     assert "| 1.00 |" in table
 
 
+@pytest.mark.slow
 def test_speed_curve_at_several_batch_sizes(spread_student, tmp_path):
     student, x, y = spread_student
     ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(16)
