@@ -251,6 +251,9 @@ def render(results):
                 f"{', '.join(steps)}{dagger} (of {runs[0]['stage_steps']}) | "
                 f"{statistics.mean(acc):.4f}{spread} | {runs[0]['majority_share']:.3f} | "
                 f"{sum(e['collapsed'] for e in runs)} of {len(runs)} |")
+    if not entries:
+        lines += ["", "No row is measured yet: `python bench/escape.py` runs them "
+                  "(`--list` prints the plan and its estimates)."]
     return "\n".join(lines)
 
 

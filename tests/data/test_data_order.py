@@ -222,3 +222,26 @@ def test_custom_loop_replicas_get_random_shares(examples, encoder, cpu_devices):
         flat = np.concatenate(batches)
         # half the split per replica: 512 of 1,024, sd 0.016
         assert abs(np.mean(flat) - 0.5) <= 5 * np.sqrt(0.25 / 512 * 512 / 1023)
+
+
+def test_seq2seq_student_batches_with_their_top_k_soft_labels():
+    # The C-MLM student's training batches (sources, targets and the cached
+    # top-K soft labels, held in memory): the rows' position in the split is
+    # written into the soft labels, so blocks of the file would show.
+    import types
+
+    from kdplug_plugins.cmlm_seq2seq.cmlm_seq2seq_runner import CmlmSeq2SeqRunner
+
+    half = (np.arange(N) >= N // 2).astype("int32")
+    ids = np.zeros((N, 4, 2), "int32")
+    ids[:, 0, 0] = half
+    runner = CmlmSeq2SeqRunner.__new__(CmlmSeq2SeqRunner)
+    runner.encoder = types.SimpleNamespace(student_arrays=lambda sources, targets: (
+        {"source_ids": np.zeros((N, 4), "int32")}, np.zeros((N, 4), "int32")))
+    runner.context = types.SimpleNamespace(
+        config=types.SimpleNamespace(seed=0, training=types.SimpleNamespace(batch_size=BATCH)),
+        length_buckets=lambda kind: None)
+    data = types.SimpleNamespace(splits={"train": ([""] * N, [""] * N)})
+    ds = runner._dataset(data, "train", {"train": (ids, np.ones((N, 4, 2), "float16"))},
+                         shuffle=True)
+    check_two_epochs(ds, label=lambda x, y: x["teacher/topk_ids"][:, 0, 0])
