@@ -4,7 +4,7 @@ A package whose modules need TensorFlow lists its public names here instead
 of importing them, so that importing the package (for a config class, the
 cache commands, a plugin's declaration) stays cheap (PEP 562). A name's
 first use imports its module without TensorFlow's start-up noise
-(`kdplug.run.console.quiet_tensorflow_start`).
+(`quiet_tensorflow_start`, which the CLI's `kdplug.run.console` uses too).
 
 Examples:
 
@@ -16,7 +16,9 @@ __getattr__, __dir__ = lazy_exports(__name__, {
 ```
 """
 
+import contextlib
 import importlib
+import os
 import sys
 import types
 
@@ -48,8 +50,6 @@ def lazy_exports(package, table):
 
     def __getattr__(name):
         if name in table:
-            from kdplug.run.console import quiet_tensorflow_start
-
             module, _, attribute = table[name].partition(":")
             with quiet_tensorflow_start():
                 value = getattr(importlib.import_module(module), attribute or name)
@@ -61,3 +61,43 @@ def lazy_exports(package, table):
         return sorted(set(vars(sys.modules[package])) | set(table))
 
     return __getattr__, __dir__
+
+
+@contextlib.contextmanager
+def quiet_tensorflow_start():
+    """Runs the block (an import that may import TensorFlow: kdplug's lazy
+    exports) without TensorFlow's start-up noise, as the CLI does: file
+    descriptor 2 points at /dev/null while it runs, unless TensorFlow is
+    already imported or the user asked for TensorFlow's logs
+    (`TF_CPP_MIN_LOG_LEVEL` 0 or 1; `import kdplug` sets 3 when it is
+    unset).
+
+    Examples:
+
+    ```python
+    with quiet_tensorflow_start():
+        module = importlib.import_module("kdplug.training.distiller")
+    ```
+    """
+    if ("tensorflow" in sys.modules
+            or os.environ.get("TF_CPP_MIN_LOG_LEVEL", "3") in ("0", "1")):
+        yield
+        return
+    with stderr_to_devnull():
+        yield
+
+
+@contextlib.contextmanager
+def stderr_to_devnull():
+    """File descriptor 2 (what C++ code and absl print to, beneath
+    `sys.stderr`) pointed at /dev/null while the block runs."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(devnull)
+        os.close(saved)

@@ -1,6 +1,7 @@
 """`BatchMix`: how far a stream's batches are from random samples of their
 split, measured on the labels of the batches a stage trains on."""
 
+import collections
 import math
 import threading
 
@@ -65,7 +66,7 @@ class BatchMix:
         self.sum_vector_sq = 0.0          # sum over examples of |v|^2
         self.sum_inverse_size = 0.0       # sum over batches of 1 / n_b
         self.dominated = 0
-        self.sizes = []                   # batch sizes (for the binomial term)
+        self.sizes = collections.Counter()  # batches per size (binomial term)
         self._lock = threading.Lock()
 
     @classmethod
@@ -99,7 +100,7 @@ class BatchMix:
             self.sum_inverse_size += 1.0 / len(vectors)
             self.batches += 1
             self.examples += len(vectors)
-            self.sizes.append(len(vectors))
+            self.sizes[len(vectors)] += 1
             if self.kind == "classes" and mean.max() >= DOMINATED_SHARE:
                 self.dominated += 1
 
@@ -162,8 +163,9 @@ class BatchMix:
         if self.kind == "classes":
             out["class_shares"] = [float(v) for v in center]
             out["dominated_batches"] = self.dominated / self.batches
-            out["expected_dominated_batches"] = float(np.mean(
-                [dominated_probability(size, center) for size in self.sizes]))
+            out["expected_dominated_batches"] = sum(
+                count * dominated_probability(size, center)
+                for size, count in self.sizes.items()) / self.batches
         return out
 
     def far_from_random(self):

@@ -60,8 +60,8 @@ def collapse_check(label_kind, outputs, labels):
         gold = labels.reshape(-1)[keep]
         if len(gold) < MIN_EXAMPLES:
             return _unchecked(len(gold))
-        pred_share = np.bincount(predicted).max() / len(predicted)
-        top = int(np.bincount(predicted).argmax())
+        counts = np.bincount(predicted)
+        top, pred_share = int(counts.argmax()), counts.max() / len(predicted)
         label_share = np.bincount(gold).max() / len(gold)
         collapsed = pred_share >= MIN_PREDICTION_SHARE and label_share <= MAX_LABEL_SHARE
         return {"checked": True, "collapsed": bool(collapsed),

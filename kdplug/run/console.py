@@ -28,6 +28,8 @@ import os
 import sys
 import time
 
+from kdplug._lazy import stderr_to_devnull
+
 LOGGER = "kdplug"
 
 
@@ -114,46 +116,6 @@ def import_tensorflow_quietly(verbose=False):
         import keras  # noqa: F401
         import tensorflow  # noqa: F401
     logging.getLogger("absl").setLevel(logging.ERROR)
-
-
-@contextlib.contextmanager
-def quiet_tensorflow_start():
-    """Runs the block (an import that may import TensorFlow: kdplug's lazy
-    exports) without TensorFlow's start-up noise, as the CLI does: file
-    descriptor 2 points at /dev/null while it runs, unless TensorFlow is
-    already imported or the user asked for TensorFlow's logs
-    (`TF_CPP_MIN_LOG_LEVEL` 0 or 1; `import kdplug` sets 3 when it is
-    unset).
-
-    Examples:
-
-    ```python
-    with quiet_tensorflow_start():
-        module = importlib.import_module("kdplug.training.distiller")
-    ```
-    """
-    if ("tensorflow" in sys.modules
-            or os.environ.get("TF_CPP_MIN_LOG_LEVEL", "3") in ("0", "1")):
-        yield
-        return
-    with stderr_to_devnull():
-        yield
-
-
-@contextlib.contextmanager
-def stderr_to_devnull():
-    """File descriptor 2 (what C++ code and absl print to, beneath
-    `sys.stderr`) pointed at /dev/null while the block runs."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(devnull)
-        os.close(saved)
 
 
 def on_terminal(stream=None):

@@ -4,6 +4,7 @@ import logging
 
 import keras
 
+from kdplug.data.batch_mix import describe_mix
 from kdplug.evaluation.collapse import ADVICE
 from kdplug.evaluation.collapse import collapse_check
 from kdplug.evaluation.collapse import plateau_check
@@ -77,15 +78,16 @@ class StageChecks(keras.callbacks.Callback):
 
     def _check_mix(self):
         summary = self.mix.summary()
+        text = describe_mix(summary)
         if summary.get("far_from_random"):
             log.warning(
                 "stage %s: the first epoch's batches are not random samples of the "
                 "training split (%s): the data is in an order (e.g. sorted by "
                 "label) that the input pipeline did not shuffle away; shuffle "
                 "the whole split before batching (tf.data: .shuffle(len(data)) "
-                "before .batch())", self.stage, self.mix.describe())
+                "before .batch())", self.stage, text)
         else:
-            log.info("stage %s: %s", self.stage, self.mix.describe())
+            log.info("stage %s: %s", self.stage, text)
 
     def _check_collapse(self, epoch, logs):
         plateau = sorted(name for name, classes in self.plateau_terms.items()
