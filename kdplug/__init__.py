@@ -25,12 +25,14 @@ TensorFlow first.
 """
 
 import os
+from typing import TYPE_CHECKING
+
+from kdplug import _lazy  # the standard library only: nothing imports TensorFlow yet
 
 # TensorFlow's C++ log output: errors only, as the CLI shows it, unless the
 # user set a level (`kdplug -v` shows everything); its start-up lines are
 # hidden while kdplug's lazy exports import it (`kdplug.run.console`).
-_TF_LOG_LEVEL_IS_KDPLUGS = "TF_CPP_MIN_LOG_LEVEL" not in os.environ
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+_lazy.quiet_tensorflow_logs()
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
 from kdplug import _compat  # noqa: E402
@@ -50,13 +52,11 @@ __version__ = "0.3.0.dev0"
 
 _compat.install()
 
-# Loaded on first use (they import TensorFlow).
-_LAZY = {
-    "Distiller": "kdplug.training.distiller",
-    "distill": "kdplug.training.distill",
-    "make_optimizer": "kdplug.training.optimizers",
-    "Experiment": "kdplug.run.experiment",
-    "load_model": "kdplug.models.saving",
-}
+if TYPE_CHECKING:  # loaded on first use (they import TensorFlow): `lazy_exports`
+    from kdplug.models.saving import load_model
+    from kdplug.run.experiment import Experiment
+    from kdplug.training.distill import distill
+    from kdplug.training.distiller import Distiller
+    from kdplug.training.optimizers import make_optimizer
 
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
+__getattr__, __dir__, __all__ = lazy_exports(__name__)

@@ -1,4 +1,4 @@
-"""Old import paths of kdplug 0.1, kept working for one release.
+"""Old import paths of kdplug 0.1, kept working until 0.4.0 removes them.
 
 kdplug 0.2 grouped the flat top level by concern (docs/architecture.md).
 Importing a module by its 0.1 name (`kdplug.train`, `kdplug.cache`, ...)

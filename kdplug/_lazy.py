@@ -1,26 +1,46 @@
 """Lazy package exports: names imported from their module on first use.
 
-A package whose modules need TensorFlow lists its public names here instead
-of importing them, so that importing the package (for a config class, the
-cache commands, a plugin's declaration) stays cheap (PEP 562). A name's
-first use imports its module without TensorFlow's start-up noise
-(`quiet_tensorflow_start`, which the CLI's `kdplug.run.console` uses too).
+A package whose modules need TensorFlow imports its public names under
+`if TYPE_CHECKING:` instead of importing them, so that importing the
+package (for a config class, the cache commands, a plugin's declaration)
+stays cheap (PEP 562), while IDEs and type checkers read those imports as
+they read any other. `lazy_exports` reads the same imports from the
+package's source and loads each name from its module on first use, without
+TensorFlow's start-up noise (`quiet_tensorflow_start`, which the CLI's
+`kdplug.run.console` uses too).
 
 Examples:
 
 ```python
 # in kdplug/teacher/__init__.py
-__getattr__, __dir__ = lazy_exports(__name__, {
-    "TeacherCache": "kdplug.teacher.output_cache",
-})
+if TYPE_CHECKING:
+    from kdplug.teacher.output_cache import TeacherCache
+
+__getattr__, __dir__ = lazy_exports(__name__)
 ```
 """
 
+import ast
 import contextlib
 import importlib
 import os
 import sys
 import types
+
+
+# Whether `import kdplug` chose TensorFlow's C++ log level (the user had set
+# none), so that `kdplug -v` may lower it to show everything.
+tf_log_level_is_kdplugs = False
+
+
+def quiet_tensorflow_logs():
+    """TensorFlow's C++ log output: errors only (`TF_CPP_MIN_LOG_LEVEL=3`)
+    unless the user set a level; remembers whether it chose
+    (`tf_log_level_is_kdplugs`). `import kdplug` calls it before anything
+    can import TensorFlow."""
+    global tf_log_level_is_kdplugs
+    tf_log_level_is_kdplugs = "TF_CPP_MIN_LOG_LEVEL" not in os.environ
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
 class _ExportingPackage(types.ModuleType):
@@ -37,10 +57,17 @@ class _ExportingPackage(types.ModuleType):
         super().__setattr__(name, value)
 
 
-def lazy_exports(package, table):
-    """`(__getattr__, __dir__)` for `package` exporting `table`'s names
-    (`{name: module}`, or `{name: "module:attribute"}` for a name exported
-    under another one); a resolved name is cached in the package."""
+def lazy_exports(package):
+    """`(__getattr__, __dir__, __all__)` for `package`: it exports the names
+    it imports under `if TYPE_CHECKING:` (`type_checking_imports`), each
+    loaded on first use and then cached in the package; its `__all__` lists
+    those and the names it imports from its own modules.
+
+    Args:
+        package: the package's `__name__`.
+    """
+    path = sys.modules[package].__file__
+    table = type_checking_imports(path)
     shadowed = {name: target for name, target in table.items()
                 if target == f"{package}.{name}"}
     if shadowed:
@@ -60,7 +87,36 @@ def lazy_exports(package, table):
     def __dir__():
         return sorted(set(vars(sys.modules[package])) | set(table))
 
-    return __getattr__, __dir__
+    return __getattr__, __dir__, sorted({*table, *own_imports(path, package)})
+
+
+def type_checking_imports(path):
+    """`{name: module}` (`{name: "module:attribute"}` for a name imported
+    under another one) of the `from ... import` statements in the
+    module-level `if TYPE_CHECKING:` blocks of the source file `path`."""
+    table = {}
+    for block in _parse(path).body:
+        if isinstance(block, ast.If) and ast.unparse(block.test).endswith("TYPE_CHECKING"):
+            for node in block.body:
+                for alias in getattr(node, "names", ()):
+                    renamed = alias.asname not in (None, alias.name)
+                    table[alias.asname or alias.name] = (
+                        f"{node.module}:{alias.name}" if renamed else node.module)
+    return table
+
+
+def own_imports(path, package):
+    """The names the source file `path` imports at module level from the
+    public modules of `package` (`from package.module import name`)."""
+    return [alias.asname or alias.name for node in _parse(path).body
+            if isinstance(node, ast.ImportFrom)
+            and (node.module or "").startswith(package + ".")
+            and "._" not in node.module for alias in node.names]
+
+
+def _parse(path):
+    with open(path, encoding="utf-8") as f:
+        return ast.parse(f.read(), path)
 
 
 @contextlib.contextmanager

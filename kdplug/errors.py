@@ -8,6 +8,11 @@ import difflib
 import math
 import reprlib
 
+__all__ = [
+    "ConfigError", "DataError", "KdplugError", "PluginError", "StorageError",
+    "TrainingError", "config_error", "did_you_mean",
+]
+
 
 class KdplugError(Exception):
     """Base class of every error kdplug reports to a user."""

@@ -34,6 +34,13 @@ Examples:
 {}
 """
 
+__all__ = [
+    "LABELS", "PADDED_GROUPS", "PADDING_MASK", "PAIR", "PAIR_INPUTS", "SEGMENT_IDS",
+    "STUDENT_PREFIX", "TEACHER_PREFIX", "TEXT", "TOKEN_IDS", "TOKEN_INPUTS",
+    "WORD_IDS", "WORD_INPUTS", "WORD_PADDING_MASK", "WORD_PAIR_SUFFIX",
+    "is_teacher_key", "model_inputs", "student_key", "teacher_key", "teacher_taps",
+]
+
 TOKEN_IDS = "token_ids"
 SEGMENT_IDS = "segment_ids"
 PADDING_MASK = "padding_mask"

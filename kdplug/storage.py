@@ -37,6 +37,13 @@ import zipfile
 
 from kdplug.errors import StorageError
 
+# What plugins may use (docs/writing-a-plugin.md, "The plugin API").
+__all__ = [
+    "CACHE_ENV", "atomic_folder", "atomic_write", "cache_root", "fingerprint",
+    "fingerprint_path", "mark_entry", "read_json", "save_model", "save_weights",
+    "write_json", "write_npz", "write_text",
+]
+
 TMP_MARK = ".tmp."
 _CHUNK = 1 << 20
 _LARGE_FILE = 64 * _CHUNK

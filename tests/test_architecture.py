@@ -86,3 +86,111 @@ def test_wire_keys_are_spelled_only_in_keys_py():
                 if {"token_ids", "padding_mask"} <= items:
                     found.append(f"{path.relative_to(ROOT)}:{node.lineno}: input-key tuple")
     assert not found, "wire keys outside kdplug/keys.py:\n" + "\n".join(found)
+
+
+# The floors of docs/architecture.md ("Floors"), lowest first. A module of
+# kdplug/ imports kdplug only from a lower floor or from its own package.
+# An entry is a package or root module of kdplug/ (`__init__`: the `kdplug`
+# face), or one module of a package that stands on a higher floor than the
+# rest of its package: `config.loading` (reading a config file resolves the
+# registered plugins; the library floors below take typed sections) and
+# `plugin.method` (the method contract names task kinds, students, terms).
+FLOORS = [
+    ("errors",),
+    ("keys", "_lazy", "run_files"),
+    ("storage",),
+    ("plugin",),
+    ("config",),
+    ("models",),
+    ("data",),
+    ("mapping", "evaluation"),
+    ("terms",),
+    ("students", "training"),
+    ("config.loading",),
+    ("teacher",),
+    ("tasks",),
+    ("analysis",),
+    ("plugin.method",),
+    ("run",),
+    ("_compat",),
+    ("__init__",),
+    ("cli", "testing"),
+]
+
+
+def module_names(root):
+    """`{path: dotted name under kdplug}` of every module of `root`/kdplug
+    (`plugin.method`, `plugin` for kdplug/plugin/__init__.py, `__init__`
+    for kdplug/__init__.py)."""
+    core = root / "kdplug"
+    names = {}
+    for path in sorted(core.rglob("*.py")):
+        parts = list(path.relative_to(core).with_suffix("").parts)
+        if parts[-1] == "__init__" and len(parts) > 1:
+            parts.pop()
+        names[path] = ".".join(parts)
+    return names
+
+
+def kdplug_imports(tree, modules):
+    """`(line, module)` of every kdplug module `tree` imports, at any depth
+    (inside functions too), except type-only imports (`if TYPE_CHECKING:`),
+    which never run. `from kdplug import x` imports the module `x` when
+    there is one, else the `kdplug` face (`__init__`)."""
+    type_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                 and ast.unparse(node.test).endswith("TYPE_CHECKING")
+                 for n in ast.walk(node)}
+    for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            targets = ([f"{node.module}.{a.name}" for a in node.names]
+                       if node.module == "kdplug" else [node.module])
+        else:
+            continue
+        for target in targets:
+            parts = target.split(".")
+            if parts[0] != "kdplug":
+                continue
+            name = ".".join(parts[1:])
+            yield node.lineno, name if name in modules else "__init__"
+
+
+def floor_of(name):
+    """The index in `FLOORS` of module `name`: its own entry, else its
+    package's."""
+    floors = {entry: i for i, entries in enumerate(FLOORS) for entry in entries}
+    while name not in floors and "." in name:
+        name = name.rpartition(".")[0]
+    return floors[name]
+
+
+def floor_violations(root):
+    """Every import in `root`/kdplug of a module on the importer's floor or
+    above, outside the importer's own package."""
+    names = module_names(root)
+    modules = set(names.values())
+    found = []
+    for path, name in names.items():
+        tree = ast.parse(path.read_text())
+        for line, target in kdplug_imports(tree, modules):
+            if target.split(".")[0] == name.split(".")[0]:
+                continue  # within a package
+            if floor_of(target) >= floor_of(name):
+                found.append(f"{path.relative_to(root)}:{line}: {name} imports "
+                             f"{target} (floor {floor_of(target)} >= {floor_of(name)})")
+    return found
+
+
+def test_every_package_has_a_floor():
+    tops = {name.split(".")[0] for name in module_names(ROOT).values()}
+    placed = {entry for entries in FLOORS for entry in entries}
+    assert tops <= placed, f"place these in FLOORS: {sorted(tops - placed)}"
+
+
+def test_imports_point_down_the_floors():
+    found = floor_violations(ROOT)
+    assert not found, "imports against the floors (docs/architecture.md):\n" + "\n".join(
+        found)

@@ -27,21 +27,22 @@ analyze_runs(["runs/quickstart", "runs/bilstm"], output_dir="runs/comparison")
 ```
 """
 
+from typing import TYPE_CHECKING
+
 from kdplug._lazy import lazy_exports
 
-_LAZY = {
-    "sentence_representations": "kdplug.analysis.representations",
-    "representation_layers": "kdplug.analysis.representations",
-    "train_probe": "kdplug.analysis.probe",
-    "probe_layers": "kdplug.analysis.probe",
-    "ProbeResult": "kdplug.analysis.probe",
-    "behaviour_report": "kdplug.analysis.behaviour",
-    "AnalysedModel": "kdplug.analysis.analyzer",
-    "Analyzer": "kdplug.analysis.analyzer",
-    "analyze_models": "kdplug.analysis.analyzer",
-    "RunModels": "kdplug.analysis.run_models",
-    "load_run": "kdplug.analysis.run_models",
-    "analyze_runs": "kdplug.analysis.run_models",
-}
+if TYPE_CHECKING:  # loaded on first use (`lazy_exports`)
+    from kdplug.analysis.analyzer import AnalysedModel
+    from kdplug.analysis.analyzer import Analyzer
+    from kdplug.analysis.analyzer import analyze_models
+    from kdplug.analysis.behaviour import behaviour_report
+    from kdplug.analysis.probe import ProbeResult
+    from kdplug.analysis.probe import probe_layers
+    from kdplug.analysis.probe import train_probe
+    from kdplug.analysis.representations import representation_layers
+    from kdplug.analysis.representations import sentence_representations
+    from kdplug.analysis.run_models import RunModels
+    from kdplug.analysis.run_models import analyze_runs
+    from kdplug.analysis.run_models import load_run
 
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
+__getattr__, __dir__, __all__ = lazy_exports(__name__)

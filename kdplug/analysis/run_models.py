@@ -17,6 +17,7 @@ from kdplug.config.loading import config_from_dict
 from kdplug.config.loading import parse_analysis
 from kdplug.config.schema import to_dict
 from kdplug.config.sections import AnalysisConfig
+from kdplug.config.sources import resolve_source
 from kdplug.data.readers import IN_MEMORY
 from kdplug.data.readers import read_splits
 from kdplug.data.student_text_encoder import STUDENT_TOKENIZER
@@ -28,13 +29,12 @@ from kdplug.data.word_encoder import word_dataset
 from kdplug.errors import KdplugError
 from kdplug.models.keyed_inputs import KeyedInputs
 from kdplug.models.saving import load_model
-from kdplug.run.experiment import SOURCE
-from kdplug.run.runner import STUDENT_FILE
+from kdplug.run_files import SOURCE
+from kdplug.run_files import STUDENT_FILE
 from kdplug.tasks import get_task
+from kdplug.tasks import task_objective
 from kdplug.teacher.finetune import TeacherFinetuner
-from kdplug.teacher.finetune import task_objective
 from kdplug.teacher.loading import load_teacher
-from kdplug.teacher.sources import resolve_source
 
 log = logging.getLogger(__name__)
 

@@ -40,6 +40,7 @@ from kdplug.config.sections import ProbingConfig
 from kdplug.config.sections import TeacherConfig
 from kdplug.config.sections import TeacherPipelineConfig
 from kdplug.config.sections import TrainingConfig
+from kdplug.config.sources import resolve_source
 from kdplug.errors import ConfigError
 from kdplug.errors import bounded_repr
 from kdplug.errors import did_you_mean
@@ -232,8 +233,6 @@ def _resolve_sources(student_cls, config):
     `source`), read as `teacher.source` is: a path relative to the config
     file, `package:<module>/<dir>` or a preset name; a missing one is an
     error naming the field."""
-    from kdplug.teacher.sources import resolve_source
-
     for field in getattr(student_cls, "source_fields", ()):
         value = getattr(config.student_config, field, None)
         if value:

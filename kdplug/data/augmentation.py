@@ -10,12 +10,19 @@ the separators, so that an augmenter can change some tokens and
 `detokenize()` gives back the text with its original spacing.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 from typing import ClassVar
 
 from kdplug.plugin.configurable import Configurable
 from kdplug.storage import fingerprint
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # [MASK]-like special tokens, words (with inner apostrophes: "it's"), or one
 # punctuation character.
@@ -53,10 +60,10 @@ class Augmenter(Configurable):
     """
 
     # Config fields holding file or folder paths: resolved relative to the
-    # config file by `augmenters_from_config(resolve_path=...)`.
-    path_fields: ClassVar[tuple] = ()
+    # config file by `kdplug.config.parse_augment(resolve_path=...)`.
+    path_fields: ClassVar[tuple[str, ...]] = ()
 
-    def fit(self, texts):
+    def fit(self, texts: Sequence[str]) -> Augmenter:
         """Learns corpus statistics from the original texts (default: none).
 
         Called once by the transfer-set builder before `augment()`.
@@ -64,7 +71,7 @@ class Augmenter(Configurable):
         """
         return self
 
-    def augment(self, texts, rng):
+    def augment(self, texts: Sequence[str], rng: np.random.Generator) -> list[str]:
         """Returns a list with one new text per text in `texts`.
 
         Args:
@@ -73,7 +80,8 @@ class Augmenter(Configurable):
         """
         return [self.augment_text(text, rng) for text in texts]
 
-    def augment_pairs(self, texts, pairs, rng):
+    def augment_pairs(self, texts: Sequence[str], pairs: Sequence[str],
+                      rng: np.random.Generator) -> tuple[list[str], list[str]]:
         """New sentence pairs: `(new_texts, new_pairs)`, one each per input.
 
         The default sends every first sentence, then every second sentence,
@@ -88,12 +96,12 @@ class Augmenter(Configurable):
         """
         return self.augment(list(texts), rng), self.augment(list(pairs), rng)
 
-    def augment_text(self, text, rng):
+    def augment_text(self, text: str, rng: np.random.Generator) -> str:
         raise NotImplementedError(
             f"{type(self).__name__} must implement augment() or augment_text()"
         )
 
-    def fingerprint(self):
+    def fingerprint(self) -> str:
         """What the outputs depend on besides the input and the seed.
 
         Used to key cached transfer sets; extend it when an augmenter reads
@@ -105,7 +113,7 @@ class Augmenter(Configurable):
         )
 
 
-def tokenize(text):
+def tokenize(text: str) -> tuple[list[str], list[str]]:
     """Splits a text into tokens and the separators around them.
 
     Returns `(tokens, gaps)` with `len(gaps) == len(tokens) + 1`: `gaps[i]`
@@ -126,23 +134,23 @@ def tokenize(text):
     return tokens, gaps
 
 
-def detokenize(tokens, gaps):
+def detokenize(tokens: Sequence[str], gaps: Sequence[str]) -> str:
     """The inverse of `tokenize()` (tokens may have been replaced)."""
     return "".join(g + t for g, t in zip(gaps, tokens)) + gaps[-1]
 
 
-def is_word(token):
+def is_word(token: str) -> bool:
     """True for word tokens (letters or digits), False for punctuation and
     special tokens such as `[MASK]`."""
     return not is_special(token) and any(c.isalnum() for c in token)
 
 
-def is_special(token):
+def is_special(token: str) -> bool:
     """True for special tokens such as `[MASK]` or `[UNK]`."""
     return len(token) > 2 and token.startswith("[") and token.endswith("]")
 
 
-def match_case(word, like):
+def match_case(word: str, like: str) -> str:
     """`word` with the capitalisation pattern of `like` (lower, Title, UPPER)."""
     if like.isupper() and len(like) > 1:
         return word.upper()
@@ -151,6 +159,6 @@ def match_case(word, like):
     return word
 
 
-def normalize(text):
+def normalize(text: str) -> str:
     """A text's tokens joined by single spaces: the duplicate-detection key."""
     return " ".join(tokenize(text)[0])

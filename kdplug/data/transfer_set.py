@@ -3,7 +3,7 @@
 Examples:
 
 ```python
-steps = augmenters_from_config([{"name": "tang", "n": 20}])
+steps = kdplug.run.augmenters_from_config([{"name": "tang", "n": 20}])
 train = build_transfer_set(splits["train"], steps, seed=0)
 # train[:len(original)] is the original split, unchanged; the rest has
 # label -1 (no gold label: only the teacher's outputs train on them).
@@ -18,17 +18,19 @@ from typing import Any
 import numpy as np
 
 from kdplug import storage
-from kdplug.config.loading import parse_augment
 from kdplug.data.augmentation import normalize
 from kdplug.data.examples import Examples
 from kdplug.data.examples import examples_fingerprint
 from kdplug.errors import PluginError
-from kdplug.plugin.manager import get_plugin_manager
 from kdplug.storage import cache_root
 from kdplug.storage import fingerprint
-from kdplug.teacher.cache_admin import TRANSFER_FILE
 
 UNLABELLED = -1
+
+# A transfer set's cache entry: `cache_root()/transfer/<key>/transfer.json`
+# (`kdplug cache ls/rm` lists it as a `transfer-set`).
+TRANSFER_FOLDER = "transfer"
+TRANSFER_FILE = "transfer.json"
 
 log = logging.getLogger(__name__)
 
@@ -60,31 +62,6 @@ def augment_steps(entries, registry):
     return [AugmentStep(registry.get(e.name)(e.config), e.n) for e in entries]
 
 
-def augmenters_from_config(entries, registry=None, file=None, resolve_path=None,
-                           path="augment"):
-    """Validates an `augment:` list and builds its steps.
-
-    The list is validated by `kdplug.config.parse_augment` (see there for
-    the entry format and errors), then each augmenter is built.
-
-    Args:
-        entries: the list from the YAML (None or [] for no augmentation).
-        registry: the augmenter registry (default: the process-wide plugin
-            manager's).
-        file: the config file, for messages.
-        resolve_path: maps path options to absolute paths (e.g. relative to
-            the config file).
-        path: the dotted path of the list in the document, for messages.
-
-    Returns:
-        A list of `AugmentStep`.
-    """
-    if registry is None:
-        registry = get_plugin_manager().augmenters
-    return augment_steps(
-        parse_augment(entries, registry, file, resolve_path, path), registry)
-
-
 def build_transfer_set(examples, steps, seed=0, cache=False):
     """The original examples followed by augmented, unlabelled ones.
 
@@ -101,7 +78,8 @@ def build_transfer_set(examples, steps, seed=0, cache=False):
 
     Args:
         examples: the original `kdplug.data.Examples`.
-        steps: a list of `AugmentStep` (e.g. from `augmenters_from_config`).
+        steps: a list of `AugmentStep` (e.g. from
+            `kdplug.run.augmenters_from_config`).
         seed: int.
         cache: store the result under `cache_root()/transfer/<key>/` (or
             in the given folder, if a str) and reuse it when the examples,
@@ -115,7 +93,7 @@ def build_transfer_set(examples, steps, seed=0, cache=False):
     cache_file = None
     if cache:
         folder = cache if isinstance(cache, str) else os.path.join(
-            cache_root(), "transfer")
+            cache_root(), TRANSFER_FOLDER)
         key = _key(examples, steps, seed)
         cache_file = os.path.join(folder, key, TRANSFER_FILE)
         stored = _read(cache_file, examples)

@@ -1,14 +1,23 @@
 """Evaluation: measuring models (accuracy, task metrics, latency), the
 run's report and plots, and exporting the student."""
 
+from typing import TYPE_CHECKING
+
 from kdplug._lazy import lazy_exports
 
-__getattr__, __dir__ = lazy_exports(__name__, {
-    "accuracy": "kdplug.evaluation.measure",
-    "count_params": "kdplug.evaluation.measure",
-    "latency_ms": "kdplug.evaluation.measure",
-    "predict_outputs": "kdplug.evaluation.measure",
-    "task_metrics": "kdplug.evaluation.task_metrics",
-    "write_report": "kdplug.evaluation.report",
-    "StudentExporter": "kdplug.evaluation.export",
-})
+if TYPE_CHECKING:  # they need TensorFlow: loaded on first use (`lazy_exports`)
+    from kdplug.evaluation.export import StudentExporter
+    from kdplug.evaluation.measure import accuracy
+    from kdplug.evaluation.measure import count_params
+    from kdplug.evaluation.measure import first_examples
+    from kdplug.evaluation.measure import latency_ms
+    from kdplug.evaluation.measure import masked_accuracy
+    from kdplug.evaluation.measure import predict_outputs
+    from kdplug.evaluation.plots import LOSS_CURVES
+    from kdplug.evaluation.plots import loss_curves
+    from kdplug.evaluation.report import history_lines
+    from kdplug.evaluation.report import plot_lines
+    from kdplug.evaluation.report import write_report
+    from kdplug.evaluation.task_metrics import task_metrics
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__)

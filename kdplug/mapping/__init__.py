@@ -14,6 +14,8 @@ projections = mapping.build_projections(teacher, student, pairs)
 ```
 """
 
+from typing import TYPE_CHECKING
+
 from kdplug._lazy import lazy_exports
 from kdplug.mapping.custom_mapping import CustomMapping
 from kdplug.mapping.last_mapping import LastMapping
@@ -22,13 +24,15 @@ from kdplug.mapping.layer_mapping import LayerMapping
 from kdplug.mapping.skip_mapping import SkipMapping
 from kdplug.mapping.uniform_mapping import UniformMapping
 
-# Projections and head matching need Keras: imported on first use, so that
-# the strategies (and the configs naming them) load without TensorFlow.
-__getattr__, __dir__ = lazy_exports(__name__, {
-    "build_projections": "kdplug.mapping.projection_builder",
-    "check_tap_pair": "kdplug.mapping.projection_builder",
-    "HEAD_REDUCTIONS": "kdplug.mapping.head_reduction",
-    "match_heads": "kdplug.mapping.head_reduction",
-    "reduce_heads": "kdplug.mapping.head_reduction",
-    "Projection": "kdplug.mapping.projection",
-})
+# Projections and head matching need Keras: imported on first use
+# (`lazy_exports`), so that the strategies (and the configs naming them)
+# load without TensorFlow.
+if TYPE_CHECKING:
+    from kdplug.mapping.head_reduction import HEAD_REDUCTIONS
+    from kdplug.mapping.head_reduction import match_heads
+    from kdplug.mapping.head_reduction import reduce_heads
+    from kdplug.mapping.projection import Projection
+    from kdplug.mapping.projection_builder import build_projections
+    from kdplug.mapping.projection_builder import check_tap_pair
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__)

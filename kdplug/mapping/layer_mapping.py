@@ -1,3 +1,7 @@
+from collections.abc import Sequence
+from typing import Any
+from typing import Optional
+
 from kdplug.errors import ConfigError
 from kdplug.plugin.configurable import Configurable
 
@@ -33,12 +37,13 @@ class LayerMapping(Configurable):
 
     # The config field this mapping was configured at (`method.mapping`),
     # set by `PluginRef.build`; None for a mapping built in Python.
-    config_field = None
+    config_field: Optional[str] = None
 
-    def layer_pairs(self, num_teacher_layers, num_student_layers):
+    def layer_pairs(self, num_teacher_layers: int,
+                    num_student_layers: int) -> list[tuple[int, int]]:
         raise NotImplementedError(f"{type(self).__name__}.layer_pairs()")
 
-    def resolve(self, teacher, student):
+    def resolve(self, teacher: Any, student: Any) -> list[tuple[int, int]]:
         """Checked `(teacher_layer, student_layer)` pairs for two models."""
         n = _depth(teacher, "teacher")
         m = _depth(student, "student")
@@ -56,12 +61,13 @@ class LayerMapping(Configurable):
                     f"{_layers(n)} (1..{n}; 0 is the embeddings)")
         return pairs
 
-    def error(self, message):
+    def error(self, message: str) -> ConfigError:
         """A `ConfigError` naming this mapping's `config_field` (the file
         is the runner's to add, `kdplug.errors.config_error`)."""
         return ConfigError(message, None, self.config_field)
 
-    def tap_pairs(self, teacher, student, kinds=("hidden",)):
+    def tap_pairs(self, teacher: Any, student: Any,
+                  kinds: Sequence[str] = ("hidden",)) -> list[tuple[str, str]]:
         """`(teacher_tap, student_tap)` names for each mapped layer and kind.
 
         Args:
@@ -85,18 +91,18 @@ class LayerMapping(Configurable):
                 out.append((f"{kind}/{t}", f"{kind}/{s}"))
         return out
 
-    def describe(self, num_teacher_layers, num_student_layers):
+    def describe(self, num_teacher_layers: int, num_student_layers: int) -> str:
         """E.g. `'uniform: T2->S1, T4->S2, T6->S3'` for docs and logs."""
         pairs = self.layer_pairs(num_teacher_layers, num_student_layers)
         text = ", ".join(f"T{t}->S{s}" for t, s in pairs)
         return f"{self.name}: {text}"
 
 
-def _layers(count):
+def _layers(count: int) -> str:
     return f"{count} layer{'' if count == 1 else 's'}"
 
 
-def _depth(model, role):
+def _depth(model: Any, role: str) -> int:
     depth = getattr(model, "num_layers", None)
     if depth is None:
         offers = ", ".join(getattr(model, "available_taps", lambda: [])())

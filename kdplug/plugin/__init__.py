@@ -15,4 +15,11 @@ from kdplug.plugin.manager import get_plugin_manager
 from kdplug.plugin.method import Method
 from kdplug.plugin.method import Stage
 from kdplug.plugin.registry import Registry
+from kdplug.plugin.student_kind import PretrainedWeights
 from kdplug.plugin.student_kind import StudentKind
+
+__all__ = [
+    "Configurable", "ENTRY_POINT_GROUP", "Method", "PluginManager", "PluginRecord",
+    "PretrainedWeights", "Registry", "Stage", "StudentKind", "get_plugin_manager",
+    "hookimpl", "hookspec",
+]

@@ -1,5 +1,7 @@
 import dataclasses
+from typing import Any
 from typing import ClassVar
+from typing import Optional
 
 
 class Configurable:
@@ -29,5 +31,5 @@ class Configurable:
     class Config:
         pass
 
-    def __init__(self, config=None):
-        self.config = config if config is not None else self.Config()
+    def __init__(self, config: Optional[Any] = None) -> None:
+        self.config: Any = config if config is not None else self.Config()

@@ -1,5 +1,7 @@
 """Plugin discovery: entry points, isolation of failures, registries."""
 
+from __future__ import annotations
+
 import dataclasses
 import importlib
 import importlib.metadata
@@ -7,6 +9,9 @@ import logging
 import pkgutil
 import threading
 import traceback
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Optional
 
 import pluggy
 
@@ -14,6 +19,13 @@ from kdplug.errors import PluginError
 from kdplug.errors import did_you_mean
 from kdplug.plugin import hookspecs
 from kdplug.plugin.registry import Registry
+
+if TYPE_CHECKING:
+    from kdplug.data.augmentation import Augmenter
+    from kdplug.mapping.layer_mapping import LayerMapping
+    from kdplug.plugin.configurable import Configurable
+    from kdplug.plugin.method import Method
+    from kdplug.plugin.student_kind import StudentKind
 
 ENTRY_POINT_GROUP = "kdplug.plugins"
 
@@ -36,7 +48,7 @@ class PluginRecord:
     source: str
     status: str = "ok"
     error: str = ""
-    registered: list = dataclasses.field(default_factory=list)
+    registered: list[str] = dataclasses.field(default_factory=list)
 
 
 class PluginManager:
@@ -66,37 +78,38 @@ class PluginManager:
     ```
     """
 
-    def __init__(self, load_entrypoints=True):
+    def __init__(self, load_entrypoints: bool = True) -> None:
         self._pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
         self._pm.add_hookspecs(hookspecs)
-        self.records = []
-        self.registries = {
+        self.records: list[PluginRecord] = []
+        self.registries: dict[str, Registry[Any]] = {
             kind: Registry(kind) for kind in REGISTRATION_HOOKS.values()
         }
         if load_entrypoints:
             self.load_entrypoints()
 
     @property
-    def methods(self):
+    def methods(self) -> Registry[Method]:
         return self.registries["method"]
 
     @property
-    def students(self):
+    def students(self) -> Registry[StudentKind]:
         return self.registries["student"]
 
     @property
-    def augmenters(self):
+    def augmenters(self) -> Registry[Augmenter]:
         return self.registries["augmenter"]
 
     @property
-    def mappings(self):
+    def mappings(self) -> Registry[LayerMapping]:
         return self.registries["mapping"]
 
     @property
-    def hook(self):
+    def hook(self) -> Any:
+        """pluggy's hook caller (`pm.hook.kdplug_callbacks(config=...)`)."""
         return self._pm.hook
 
-    def load_entrypoints(self, group=ENTRY_POINT_GROUP):
+    def load_entrypoints(self, group: str = ENTRY_POINT_GROUP) -> None:
         for ep in sorted(
             importlib.metadata.entry_points(group=group), key=lambda e: e.name
         ):
@@ -110,7 +123,8 @@ class PluginManager:
                 continue
             self.register(plugin, name=ep.name, source=source)
 
-    def register(self, plugin, name, source="<direct>"):
+    def register(self, plugin: object, name: str,
+                 source: str = "<direct>") -> PluginRecord:
         """Registers one plugin; returns its `PluginRecord`."""
         record = PluginRecord(name=name, source=source)
         pending = []
@@ -130,10 +144,10 @@ class PluginManager:
         self.records.append(record)
         return record
 
-    def failed(self):
+    def failed(self) -> list[PluginRecord]:
         return [r for r in self.records if r.status != "ok"]
 
-    def import_modules(self):
+    def import_modules(self) -> None:
         """Imports every module of every loaded plugin package.
 
         Plugins import their Keras code (models, terms) when a run first
@@ -147,7 +161,7 @@ class PluginManager:
             import_package_modules(getattr(plugin, "__name__", None),
                                    f"plugin {name!r}")
 
-    def _check_hook_names(self, plugin):
+    def _check_hook_names(self, plugin: object) -> None:
         known = [n for n in dir(hookspecs) if n.startswith("kdplug_")]
         for attr in dir(plugin):
             if attr.startswith("kdplug_") and attr not in known:
@@ -155,8 +169,8 @@ class PluginManager:
                     f"unknown hook {attr!r}{did_you_mean(attr, known)}"
                 )
 
-    def _collect(self, plugin):
-        pending = []
+    def _collect(self, plugin: object) -> list[tuple[str, type[Configurable]]]:
+        pending: list[tuple[str, type[Configurable]]] = []
         for hook_name, kind in REGISTRATION_HOOKS.items():
             impl = getattr(plugin, hook_name, None)
             if impl is None:
@@ -164,7 +178,8 @@ class PluginManager:
             impl(register=lambda cls, kind=kind: pending.append((kind, cls)))
         return pending
 
-    def _commit(self, pending, source, record):
+    def _commit(self, pending: list[tuple[str, type[Configurable]]], source: str,
+                record: PluginRecord) -> None:
         added = []
         try:
             for kind, cls in pending:
@@ -176,14 +191,15 @@ class PluginManager:
                 self.registries[kind].remove(cls.name)
             raise
 
-    def _fail(self, record, error, pending):
+    def _fail(self, record: PluginRecord, error: BaseException,
+              pending: list[tuple[str, type[Configurable]]]) -> PluginRecord:
         """Records `record` as failed; tells every registry, naming what the
         plugin would have registered when that is known."""
         record.status = "failed"
         record.registered = []
         record.error = failure_reason(error)
         self.records.append(record)
-        names = {}
+        names: dict[str, list[Optional[str]]] = {}
         for kind, cls in pending:
             names.setdefault(kind, []).append(getattr(cls, "name", None))
         for kind, registry in self.registries.items():
@@ -191,7 +207,7 @@ class PluginManager:
         return record
 
 
-def failure_reason(error):
+def failure_reason(error: BaseException) -> str:
     """One line saying why a plugin failed: the exception's type and message
     (`SystemExit` as the exit it asked for)."""
     if isinstance(error, SystemExit):
@@ -200,7 +216,7 @@ def failure_reason(error):
     return " ".join(detail.split())
 
 
-def import_package_modules(package, owner=None):
+def import_package_modules(package: Optional[str], owner: Optional[str] = None) -> None:
     """Imports `package` (a module name) and, if it is a package, every
     module below it; failures (any exception but `KeyboardInterrupt`) are
     logged as warnings naming `owner`."""
@@ -224,11 +240,11 @@ def import_package_modules(package, owner=None):
                         failure_reason(e))
 
 
-_default = None
+_default: Optional[PluginManager] = None
 _default_lock = threading.Lock()
 
 
-def get_plugin_manager():
+def get_plugin_manager() -> PluginManager:
     """The process-wide plugin manager, loading entry points on first use."""
     global _default
     with _default_lock:

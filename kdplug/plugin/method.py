@@ -1,12 +1,28 @@
 """The method contract: a method declares its student, stages and runner."""
 
+from __future__ import annotations
+
 import dataclasses
+from typing import TYPE_CHECKING
 from typing import Any
 from typing import Callable
 from typing import ClassVar
 from typing import Optional
+from typing import Union
 
 from kdplug.plugin.configurable import Configurable
+
+if TYPE_CHECKING:
+    import keras
+    import tensorflow as tf
+
+    from kdplug.config.experiment_config import ExperimentConfig
+    from kdplug.config.sections import DataConfig
+    from kdplug.data.text_corpus import TextCorpus
+    from kdplug.plugin.student_kind import StudentKind
+    from kdplug.run.runner import Runner
+    from kdplug.tasks.task import Task
+    from kdplug.terms.term import Term
 
 # Which teacher a stage distils from (`Stage.teacher`).
 STAGE_TEACHERS = ("finetuned", "pretrained")
@@ -40,20 +56,20 @@ class Stage:
     """
 
     name: str
-    terms: list
+    terms: list[Term]
     epochs: Optional[int] = None
-    trainable: Optional[Callable[[Any], None]] = None
-    data: Any = "task"
+    trainable: Optional[Callable[[keras.Model], None]] = None
+    data: Union[str, TextCorpus] = "task"
     learning_rate: Optional[float] = None
     teacher: str = "finetuned"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.teacher not in STAGE_TEACHERS:
             raise ValueError(f"stage {self.name!r}: teacher must be one of "
                              f"{', '.join(STAGE_TEACHERS)}, got {self.teacher!r}")
 
     @property
-    def own_inputs(self):
+    def own_inputs(self) -> bool:
         """Whether the stage trains on other inputs than the run's transfer
         set with the fine-tuned teacher (its own corpus, or the pre-trained
         teacher): the runner then gives it its own teacher outputs."""
@@ -87,24 +103,24 @@ class Method(Configurable):
     ```
     """
 
-    default_student: ClassVar[dict] = {"kind": "truncated"}
+    default_student: ClassVar[dict[str, Any]] = {"kind": "truncated"}
     # `Config` fields that name files (e.g. a corpus of its own): resolved
     # against the config file when it loads (a missing file is an error
     # naming `method.<field>`), their content part of the run's settings.
-    path_fields: ClassVar[tuple] = ()
+    path_fields: ClassVar[tuple[str, ...]] = ()
     # The task kinds a run of this method has: `evaluation.metrics` may name
     # only their metrics (`kdplug.config.EvaluationConfig.METRICS`).
-    task_kinds: ClassVar[tuple] = ("classification",)
+    task_kinds: ClassVar[tuple[str, ...]] = ("classification",)
     # True when one run trains tasks of several of those kinds at once (a
     # multi-task student); else a run has one kind, `data.task`.
     mixed_task_kinds: ClassVar[bool] = False
     # The run's `kdplug.tasks.Task` (set by the runner; classification until
     # then): build prediction-layer terms with `self.task.soft_term(...)`
     # and `self.task.hard_term(...)` so the method serves every kind it lists.
-    _task = None
+    _task: Optional[Task] = None
 
     @property
-    def task(self):
+    def task(self) -> Task:
         """The run's task kind (`kdplug.tasks.Task`): its soft and hard
         terms, head width and metrics."""
         if self._task is None:
@@ -114,10 +130,11 @@ class Method(Configurable):
         return self._task
 
     @task.setter
-    def task(self, task):
+    def task(self, task: Optional[Task]) -> None:
         self._task = task
 
-    def build_student(self, teacher, student_kind, num_classes):
+    def build_student(self, teacher: Optional[keras.Model], student_kind: StudentKind,
+                      num_classes: int) -> keras.Model:
         """Builds the student; `student_kind` is a configured `StudentKind`.
 
         The runner has already given the kind what it asked for (e.g. the
@@ -126,26 +143,26 @@ class Method(Configurable):
         `student_kind.build(teacher, num_classes)` keeps that behaviour."""
         return student_kind.build(teacher, num_classes)
 
-    def stages(self, teacher, student):
+    def stages(self, teacher: keras.Model, student: keras.Model) -> list[Stage]:
         raise NotImplementedError(f"{type(self).__name__}.stages()")
 
     @property
-    def runner(self):
-        """The class that runs an experiment with this method.
+    def runner(self) -> Optional[type[Runner]]:
+        """The class that runs an experiment with this method; None (the
+        default) for `kdplug.run.SingleTaskRunner`: one student trained
+        through `stages()`, evaluated on the test split
+        (`kdplug.run.runner_class(method)` resolves it).
 
-        The default is `kdplug.run.SingleTaskRunner`: one student trained
-        through `stages()`, evaluated on the test split. A method whose flow
-        differs (several tasks, an ensemble of teachers, baseline students,
-        like `mtdnn-ensemble`) returns its own `kdplug.run.Runner` subclass,
-        built on the same pieces (`StageRunner`, `TeacherSetup`, the report
-        writer). Imported here, not at module level, so that declaring a
-        method does not import the training stack.
+        A method whose flow differs (several tasks, an ensemble of teachers,
+        baseline students, like `mtdnn-ensemble`) returns its own
+        `kdplug.run.Runner` subclass, built on the same pieces
+        (`StageRunner`, `TeacherSetup`, the report writer), imported inside
+        the property so that declaring a method does not import the
+        training stack.
         """
-        from kdplug.run.single_task import SingleTaskRunner
+        return None
 
-        return SingleTaskRunner
-
-    def data_sources(self, config):
+    def data_sources(self, config: ExperimentConfig) -> list[tuple[str, DataConfig, str]]:
         """The data a run with this method reads, for `kdplug validate` and
         the checks before a run starts (`kdplug.run.preflight`).
 
@@ -160,7 +177,8 @@ class Method(Configurable):
         task = TASKS.get(config.task)
         return [("data", config.data, task.label_kind if task else "class")]
 
-    def evaluate(self, student, test_ds, run_dir):
+    def evaluate(self, student: keras.Model, test_ds: tf.data.Dataset,
+                 run_dir: str) -> Optional[dict[str, Any]]:
         """Method-specific evaluation added to the run's report.
 
         Called by `kdplug run` after training with the student and the test
@@ -170,7 +188,7 @@ class Method(Configurable):
         return None
 
     @classmethod
-    def check_config(cls, config):
+    def check_config(cls, config: ExperimentConfig) -> None:
         """Checks across config sections, after every section validated.
 
         Called by `kdplug.config` with the whole `ExperimentConfig`; raise a

@@ -1,11 +1,24 @@
 """A name -> class registry for one kind of plugin object."""
 
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+from typing import Generic
+from typing import Optional
+from typing import TypeVar
+
 from kdplug.errors import PluginError
 from kdplug.errors import bounded_repr
 from kdplug.errors import did_you_mean
 
+if TYPE_CHECKING:
+    from kdplug.plugin.manager import PluginRecord
 
-class Registry:
+T = TypeVar("T")  # the kind: registered classes are `type[T]` (`Method`, ...)
+
+
+class Registry(Generic[T]):
     """Maps names (as configs spell them) to registered classes.
 
     Each entry remembers the plugin that registered it, so that a clash names
@@ -23,13 +36,14 @@ class Registry:
     ```
     """
 
-    def __init__(self, kind):
+    def __init__(self, kind: str) -> None:
         self.kind = kind
-        self._entries = {}
-        self._conflicts = {}
-        self._failures = []  # (record, names it would have registered)
+        self._entries: dict[str, tuple[type[T], str]] = {}
+        self._conflicts: dict[str, list[str]] = {}
+        # (record, names it would have registered)
+        self._failures: list[tuple[PluginRecord, tuple[str, ...]]] = []
 
-    def add(self, cls, source):
+    def add(self, cls: type[T], source: str) -> None:
         name = getattr(cls, "name", None)
         if not isinstance(name, str) or not name:
             raise PluginError(
@@ -45,7 +59,7 @@ class Registry:
             )
         self._entries[name] = (cls, source)
 
-    def get(self, name):
+    def get(self, name: str) -> type[T]:
         if name in self._conflicts:
             sources = " and ".join(repr(s) for s in self._conflicts[name])
             raise PluginError(
@@ -60,13 +74,14 @@ class Registry:
             )
         return self._entries[name][0]
 
-    def note_failure(self, record, names=()):
+    def note_failure(self, record: PluginRecord,
+                     names: Iterable[Optional[str]] = ()) -> None:
         """Remembers a plugin that failed to load (a `PluginRecord`), and the
         names of this kind it would have registered, if known, so that a
         lookup of a missing name can say why it may be missing."""
         self._failures.append((record, tuple(n for n in names if n)))
 
-    def _failure_note(self, name):
+    def _failure_note(self, name: str) -> str:
         for record, names in self._failures:
             if name in names:
                 return (f"; {self.kind} {name!r} comes from plugin {record.name!r} "
@@ -78,17 +93,17 @@ class Registry:
                            for r in unknown)
         return f"; note: {failed}, and may provide it"
 
-    def remove(self, name):
+    def remove(self, name: str) -> None:
         self._entries.pop(name, None)
 
-    def source(self, name):
+    def source(self, name: str) -> str:
         return self._entries[name][1]
 
-    def names(self):
+    def names(self) -> list[str]:
         return sorted(self._entries)
 
-    def __contains__(self, name):
+    def __contains__(self, name: object) -> bool:
         return name in self._entries
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._entries)

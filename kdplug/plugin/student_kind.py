@@ -1,8 +1,17 @@
 """The student contract: a registered student architecture."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from typing import Any
 from typing import ClassVar
+from typing import Optional
 
 from kdplug.plugin.configurable import Configurable
+
+if TYPE_CHECKING:
+    import keras
+    import numpy as np
 
 
 class PretrainedWeights:
@@ -27,12 +36,12 @@ class PretrainedWeights:
     ```
     """
 
-    def __init__(self, model):
+    def __init__(self, model: keras.Model) -> None:
         import numpy as np
 
         self._values = {id(v): np.array(v.numpy(), copy=True) for v in model.weights}
 
-    def get_weights(self, layer):
+    def get_weights(self, layer: keras.layers.Layer) -> list[np.ndarray]:
         """`layer.get_weights()` as they were at the snapshot (`layer` is one
         of the snapshotted model's layers)."""
         try:
@@ -43,7 +52,7 @@ class PretrainedWeights:
                 "pre-trained weights were taken from") from None
 
     @property
-    def num_bytes(self):
+    def num_bytes(self) -> int:
         return sum(v.nbytes for v in self._values.values())
 
 
@@ -79,16 +88,16 @@ class StudentKind(Configurable):
 
     # Option sets `python -m kdplug.evaluation.model_table` shows for this
     # kind in docs/models.md (each parsed like a `student:` section).
-    table_variants: ClassVar[tuple] = ({},)
+    table_variants: ClassVar[tuple[dict[str, Any], ...]] = ({},)
 
     # The teacher's weights before fine-tuning (`PretrainedWeights`), set by
     # the runner before `build()` when `needs_pretrained_weights`; else None.
-    pretrained_weights = None
+    pretrained_weights: Optional[PretrainedWeights] = None
 
     @property
-    def needs_pretrained_weights(self):
+    def needs_pretrained_weights(self) -> bool:
         """Whether `build()` reads `pretrained_weights` (default False)."""
         return False
 
-    def build(self, teacher, num_classes):
+    def build(self, teacher: Optional[keras.Model], num_classes: int) -> keras.Model:
         raise NotImplementedError(f"{type(self).__name__}.build()")

@@ -11,14 +11,15 @@ C++ log threshold, unless `--verbose` asks for everything.
 Progress: Keras progress bars redraw a line with carriage returns, which
 fills a log file with every frame (174 KB for the quickstart). So a bar is
 shown only on a terminal; otherwise `ProgressLine` logs one line every
-`interval` seconds and at the end of every epoch.
+`interval` seconds and at the end of every epoch (`keras_verbosity` and
+`progress_lines` in `kdplug.training.callbacks.progress_line`, which the
+teacher's fine-tuning uses too).
 
 Examples:
 
 ```python
 configure_logging(verbose=False)      # the CLI does this
 import_tensorflow_quietly()           # before anything imports TensorFlow
-verbose = keras_verbosity(config.training.verbose)  # 1 on a terminal, else 0
 ```
 """
 
@@ -28,6 +29,7 @@ import os
 import sys
 import time
 
+from kdplug import _lazy
 from kdplug._lazy import stderr_to_devnull
 
 LOGGER = "kdplug"
@@ -102,9 +104,7 @@ def import_tensorflow_quietly(verbose=False):
     descriptor 2 points at /dev/null while the import runs, which is when
     absl and the CUDA stubs print. Python exceptions are not affected.
     """
-    import kdplug
-
-    if verbose and kdplug._TF_LOG_LEVEL_IS_KDPLUGS and "tensorflow" not in sys.modules:
+    if verbose and _lazy.tf_log_level_is_kdplugs and "tensorflow" not in sys.modules:
         os.environ["TF_CPP_MIN_LOG_LEVEL"] = "0"  # everything, as `-v` promises
     if verbose or "tensorflow" in sys.modules:
         import tensorflow  # noqa: F401
@@ -116,34 +116,6 @@ def import_tensorflow_quietly(verbose=False):
         import keras  # noqa: F401
         import tensorflow  # noqa: F401
     logging.getLogger("absl").setLevel(logging.ERROR)
-
-
-def on_terminal(stream=None):
-    stream = stream or sys.stdout
-    return bool(getattr(stream, "isatty", lambda: False)())
-
-
-def keras_verbosity(setting):
-    """Keras' `verbose=` for `training.verbose`: `"auto"` is a progress bar
-    (1) on a terminal and silent (0) otherwise, where `ProgressLine` logs
-    instead; 0, 1 and 2 are passed through."""
-    if setting == "auto":
-        return 1 if on_terminal() else 0
-    return int(setting)
-
-
-def wants_progress_lines(setting):
-    """Whether `ProgressLine` should log (`"auto"` off a terminal)."""
-    return setting == "auto" and not on_terminal()
-
-
-def progress_lines(name, setting):
-    """`[ProgressLine(name)]` where `wants_progress_lines(setting)`, else `[]`."""
-    if not wants_progress_lines(setting):
-        return []
-    from kdplug.training.callbacks.progress_line import ProgressLine
-
-    return [ProgressLine(name)]
 
 
 def progress_logger(log, label, interval=60.0, clock=time.monotonic):

@@ -19,12 +19,11 @@ from kdplug.run.context import RunContext
 from kdplug.run.preflight import check_inputs
 from kdplug.run.run_folder import RunFolder
 from kdplug.run.run_folder import run_settings
+from kdplug.run.single_task import runner_class
+from kdplug.run_files import SOURCE
 from kdplug.training.distribution import precision_policy
 
 log = logging.getLogger(__name__)
-
-# Where the run's config came from (`Experiment._write_config`).
-SOURCE = "source.json"
 
 
 class Experiment:
@@ -124,7 +123,7 @@ class Experiment:
         context.log.info("strategy: %s, %d replica%s", type(context.strategy).__name__,
                          replicas, "" if replicas == 1 else "s")
         method = context.method()
-        return method.runner(method, context)
+        return runner_class(method)(method, context)
 
     def _read(self, config, data):
         """The splits of in-memory `data`, read as the run reads its data
@@ -132,7 +131,8 @@ class Experiment:
         more than the `data` section) is an error naming it."""
         method = self.plugin_manager.methods.get(config.method.name)(config.method_config)
         sources = list(method.data_sources(config))
-        if not method.runner.reads_in_memory_data or [s[0] for s in sources] != ["data"]:
+        if not runner_class(method).reads_in_memory_data or [
+                s[0] for s in sources] != ["data"]:
             raise ConfigError(
                 f"method {config.method.name!r} reads its data from the files its "
                 "config names; Experiment(config, data=...) works with single-task "

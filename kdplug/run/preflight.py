@@ -30,6 +30,7 @@ import os
 import numpy as np
 
 from kdplug.analysis.checks import check_analysis
+from kdplug.config.sources import resolve_source
 from kdplug.data.readers import IN_MEMORY
 from kdplug.data.readers import TFDS_PREFIX
 from kdplug.data.readers import read_splits
@@ -37,7 +38,6 @@ from kdplug.errors import ConfigError
 from kdplug.errors import KdplugError
 from kdplug.errors import config_error
 from kdplug.teacher.sources import describe_source
-from kdplug.teacher.sources import resolve_source
 
 
 def check_inputs(config, plugin_manager=None, splits=None):
@@ -159,6 +159,43 @@ def _describe(examples, label_kind, names=None):
     return f"{len(labels)} ({per_class})"
 
 
+def augmenters_from_config(entries, registry=None, file=None, resolve_path=None,
+                           path="augment"):
+    """Validates an `augment:` list and builds its steps, as a run builds
+    its config's (`build_augmenters`).
+
+    The list is validated by `kdplug.config.parse_augment` (see there for
+    the entry format and errors), then each augmenter is built.
+
+    Args:
+        entries: the list from the YAML (None or [] for no augmentation).
+        registry: the augmenter registry (default: the process-wide plugin
+            manager's).
+        file: the config file, for messages.
+        resolve_path: maps path options to absolute paths (e.g. relative to
+            the config file).
+        path: the dotted path of the list in the document, for messages.
+
+    Returns:
+        A list of `kdplug.data.AugmentStep`.
+
+    Examples:
+
+    ```python
+    steps = augmenters_from_config([{"name": "tang", "n": 20}])
+    train = build_transfer_set(splits["train"], steps, seed=0)
+    ```
+    """
+    from kdplug.config.loading import parse_augment
+
+    if registry is None:
+        from kdplug.plugin.manager import get_plugin_manager
+
+        registry = get_plugin_manager().augmenters
+    return _augment_steps(parse_augment(entries, registry, file, resolve_path, path),
+                          registry, file, path)
+
+
 def build_augmenters(config, registry):
     """The `augment:` section's `AugmentStep`s, each augmenter built: what
     an augmenter needs and checks when built (a WordNet database, a lexicon
@@ -177,14 +214,20 @@ def build_augmenters(config, registry):
     # x.yaml: augment[0]: no WordNet database found; install WordNet ...
     ```
     """
+    return _augment_steps(config.augment_entries, registry, config.file)
+
+
+def _augment_steps(entries, registry, file, path="augment"):
+    """The `AugmentStep`s of validated entries; an augmenter that fails
+    when built is a `ConfigError` naming its `<path>[i]` entry."""
     from kdplug.data.transfer_set import augment_steps
 
     steps = []
-    for index, entry in enumerate(config.augment_entries):
+    for index, entry in enumerate(entries):
         try:
             steps += augment_steps([entry], registry)
         except KdplugError as e:
-            raise config_error(e, config.file, f"augment[{index}]") from None
+            raise config_error(e, file, f"{path}[{index}]") from None
     return steps
 
 
@@ -202,8 +245,9 @@ def check_build(config, plugin_manager=None):
     `kdplug run` makes before it fine-tunes the teacher), and the
     augmenters, built (`build_augmenters`).
 
-    Methods with their own runner (several tasks or teachers, seq2seq)
-    build in that runner and are not dry-built here.
+    A method with its own runner (several tasks or teachers, seq2seq) is
+    dry-built by that runner (`Runner.check_build`: what its `run()` checks
+    before it fine-tunes any teacher).
 
     Args:
         config: an `ExperimentConfig` (its inputs checked by `check_inputs`).
@@ -214,8 +258,10 @@ def check_build(config, plugin_manager=None):
     """
     from kdplug.plugin.manager import get_plugin_manager
     from kdplug.plugin.student_kind import PretrainedWeights
+    from kdplug.run.runner import stage_lines
     from kdplug.run.single_task import SingleTaskRunner
     from kdplug.run.single_task import build_stages
+    from kdplug.run.single_task import runner_class
     from kdplug.tasks import TASKS
     from kdplug.tasks import get_task
     from kdplug.teacher.loading import check_teacher
@@ -223,7 +269,10 @@ def check_build(config, plugin_manager=None):
 
     plugin_manager = plugin_manager or get_plugin_manager()
     method = plugin_manager.methods.get(config.method.name)(config.method_config)
-    if method.runner is not SingleTaskRunner or config.task not in TASKS:
+    runner = runner_class(method)
+    if runner is not SingleTaskRunner:
+        return _runner_build(runner, config, plugin_manager)
+    if config.task not in TASKS:
         return []
     build_augmenters(config, plugin_manager.augmenters)
     method.task = get_task(config.task)
@@ -235,5 +284,16 @@ def check_build(config, plugin_manager=None):
     if kind.needs_pretrained_weights:
         kind.pretrained_weights = PretrainedWeights(teacher)
     _, stages = build_stages(method, teacher, kind, config)
-    return [f"stage {stage.name}: {', '.join(term.name for term in stage.terms)}"
-            for stage in stages]
+    return stage_lines(stages)
+
+
+def _runner_build(runner, config, plugin_manager):
+    """`Runner.check_build()` of a method's own runner, on a context of
+    `config` that records nothing (no run folder made, no settings
+    fingerprinted); `[]` for a runner class without it."""
+    from kdplug.run.context import RunContext
+
+    if not callable(getattr(runner, "check_build", None)):
+        return []
+    context = RunContext.create(config, plugin_manager, settings={})
+    return runner(context.method(), context).check_build()

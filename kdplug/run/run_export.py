@@ -51,7 +51,10 @@ def export_run(run, formats, output_dir=None):
 
     A format whose file (or folder) already exists in `output_dir` is kept
     as it is (remove it to export it again); the `keras` export is a hard
-    link to the run's `student.keras` (a copy across file systems). When
+    link to the run's `student.keras` (a copy across file systems). A
+    student of its own tokenizer (`student.kind: hub`) ships its inner
+    model with that tokenizer, as `kdplug run` exports it (`serve_text` and
+    the preset tokenise as the student was trained). When
     the run's classes have names, `labels.json` goes beside the exports
     (the run's `label_map.json`, as `kdplug run` writes
     `export/labels.json`); an equal one is left alone.
@@ -84,13 +87,17 @@ def export_run(run, formats, output_dir=None):
             wanted.append(fmt)
     written, notes, vocab = {}, [], None
     if wanted:
+        from kdplug.models.keyed_inputs import KeyedInputs
         from kdplug.models.saving import load_model
 
-        student = load_model(run.student_file)
+        student, keras_file = load_model(run.student_file), run.student_file
+        tokenizer = run.models.encoder.tokenizer
+        if isinstance(student, KeyedInputs):  # the student's own tokenizer
+            student, keras_file = student.model, None
+            tokenizer = run.models.words.tokenizer
         exporter = StudentExporter(student, sequence_length=run.config.data.sequence_length,
-                                   tokenizer=run.models.encoder.tokenizer,
-                                   label_names=run.label_names)
-        written = exporter.export(output_dir, tuple(wanted), keras_file=run.student_file)
+                                   tokenizer=tokenizer, label_names=run.label_names)
+        written = exporter.export(output_dir, tuple(wanted), keras_file=keras_file)
         notes = list(exporter.notes)
         vocab = getattr(exporter, "vocab", None)
     return {"output_dir": output_dir, "written": written, "kept": kept,

@@ -6,10 +6,10 @@ import fcntl
 import os
 
 from kdplug import storage
+from kdplug.config.sources import resolve_source
 from kdplug.data.readers import source_fingerprints
 from kdplug.errors import ConfigError
 from kdplug.errors import KdplugError
-from kdplug.teacher.sources import resolve_source
 
 SETTINGS = "settings.json"
 LOCK = ".lock"

@@ -1,12 +1,33 @@
 """`Runner`: the contract of what runs an experiment for a method."""
 
+from __future__ import annotations
+
+import contextlib
+import random
+from collections.abc import Iterable
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Callable
+from typing import Optional
+
+import numpy as np
+
 from kdplug import storage
 from kdplug.errors import KdplugError
 from kdplug.evaluation import plots
 from kdplug.evaluation.report import write_report
+from kdplug.run_files import STUDENT_FILE
 
-# The trained student, in the run folder (what `load_run` and `kdplug predict` read).
-STUDENT_FILE = "student.keras"
+if TYPE_CHECKING:
+    import keras
+
+    from kdplug.plugin.method import Method
+    from kdplug.plugin.method import Stage
+    from kdplug.run.context import RunContext
+
+# A run's report: what `metrics.json` holds (a JSON-able dict).
+Report = dict[str, Any]
 
 
 class Runner:
@@ -43,28 +64,39 @@ class Runner:
     # data sources.
     reads_in_memory_data = False
 
-    def __init__(self, method, context):
+    def __init__(self, method: Method, context: RunContext) -> None:
         self.method = method
         self.context = context
 
-    def run(self):
+    def run(self) -> Report:
         """Runs the experiment; returns the report (a JSON-able dict)."""
         raise NotImplementedError(f"{type(self).__name__}.run()")
 
-    def finetune_teacher(self):
+    def check_build(self) -> list[str]:
+        """What `kdplug validate --build` checks for this runner's method,
+        and what `run()` checks before it fine-tunes any teacher: the
+        teacher loaded, the student and the stages built on it as the run
+        builds them (nothing trained) and dropped, raising the
+        `ConfigError`s the run would raise later. Returns one line per
+        stage (`stage_lines`); by default nothing is built (`[]`)."""
+        return []
+
+    def finetune_teacher(self) -> Any:
         """Only fine-tunes (and caches) the teacher(s); returns their info
         (what `kdplug finetune-teacher` prints)."""
         raise KdplugError(
             f"method {self.method.name!r} has no separate teacher fine-tuning")
 
-    def save_student(self, student):
+    def save_student(self, student: keras.Model) -> str:
         """Saves the trained student as `<run>/student.keras`; returns the path."""
         path = self.context.path(STUDENT_FILE)
         storage.save_model(student, path)  # a re-run's stage may point at it
         return path
 
-    def write_run_report(self, report, student=None, summary=None,
-                         plot=plots.write_plots):
+    def write_run_report(
+            self, report: Report, student: Optional[keras.Model] = None,
+            summary: Optional[Callable[[Report], str]] = None,
+            plot: Callable[[str, Report], dict[str, str]] = plots.write_plots) -> Report:
         """The files every run leaves, written by the chief only:
         `student.keras`, the plots, `metrics.json` and `summary.md`.
 
@@ -87,3 +119,22 @@ class Runner:
         path = write_report(ctx.run_dir, report, summary)
         ctx.log.info("report: %s", path)
         return report
+
+
+def stage_lines(stages: Iterable[Stage]) -> list[str]:
+    """`stage <name>: <term>, <term>` per stage (`kdplug validate --build`)."""
+    return [f"stage {stage.name}: {', '.join(term.name for term in stage.terms)}"
+            for stage in stages]
+
+
+@contextlib.contextmanager
+def random_state_kept() -> Iterator[None]:
+    """Puts Python's and NumPy's random states (which seed Keras'
+    initialisers) back after the block: a student built only to be checked
+    draws nothing the run's own models would have drawn."""
+    states = random.getstate(), np.random.get_state()
+    try:
+        yield
+    finally:
+        random.setstate(states[0])
+        np.random.set_state(states[1])

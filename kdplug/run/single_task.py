@@ -1,9 +1,6 @@
 """`SingleTaskRunner`: one teacher, one student, the method's stages."""
 
-import random
-
 import keras
-import numpy as np
 
 from kdplug import storage
 from kdplug.data.label_map import EXPORT_LABELS_FILE
@@ -29,12 +26,13 @@ from kdplug.evaluation.measure import first_examples
 from kdplug.evaluation.measure import latency_ms
 from kdplug.evaluation.measure import predict_outputs
 from kdplug.models.keyed_inputs import KeyedInputs
-from kdplug.run.runner import STUDENT_FILE
 from kdplug.run.runner import Runner
+from kdplug.run.runner import random_state_kept
 from kdplug.run.stage_runner import StageRunner
 from kdplug.run.teacher_setup import EVAL_BATCH_SIZE
 from kdplug.run.teacher_setup import TeacherSetup
 from kdplug.run.teacher_setup import teacher_seed
+from kdplug.run_files import STUDENT_FILE
 from kdplug.storage import format_size
 from kdplug.teacher.loading import check_sequence_length
 from kdplug.teacher.loading import check_teacher_serves
@@ -206,13 +204,8 @@ class SingleTaskRunner(Runner):
         before the fine-tuning. Python's and NumPy's random states (which
         seed Keras' initialisers) are put back, so the fine-tuning draws
         what it draws without this check."""
-        states = random.getstate(), np.random.get_state()
-        try:
-            with self.context.strategy.scope():
-                build_stages(self.method, teacher, student_kind, self.context.config)
-        finally:
-            random.setstate(states[0])
-            np.random.set_state(states[1])
+        with random_state_kept(), self.context.strategy.scope():
+            build_stages(self.method, teacher, student_kind, self.context.config)
 
     def teacher_outputs(self, teacher, encoder, examples, stages):
         """Precomputes (or finds) the teacher taps every stage reads.
@@ -455,6 +448,12 @@ class SingleTaskRunner(Runner):
         return self._dataset(encoder, words, examples, batch)
 
 
+def runner_class(method):
+    """The `Runner` class that runs `method`: its own (`Method.runner`), or
+    `SingleTaskRunner` when it declares none."""
+    return method.runner or SingleTaskRunner
+
+
 def build_stages(method, teacher, student_kind, config):
     """`(student, stages)`: the method's student of `student_kind` and its
     stages for `teacher`, checked as every run checks them before its first
@@ -468,12 +467,8 @@ def build_stages(method, teacher, student_kind, config):
     `ConfigError`s naming the config file and field: the student kind's
     and the method's own checks (a layer mapping beyond the student's
     layers), which know no file, name theirs or `student` / `method`."""
-    try:
-        student = method.build_student(teacher, student_kind,
-                                       method.task.num_outputs(config.data))
-    except KdplugError as e:  # a student kind's own check knows no file
-        raise config_error(e, config.file, "student") from None
-    check_sequence_length(student_backbone(student), config, "student")
+    student = checked_student(lambda: method.build_student(
+        teacher, student_kind, method.task.num_outputs(config.data)), config)
     method.task.check_student(student, config.student.name)
     try:
         stages = method.stages(teacher, student)
@@ -484,6 +479,20 @@ def build_stages(method, teacher, student_kind, config):
     check_schedules(config.training.schedules, stages, config.file)
     check_early_stopping(config.training.early_stopping, stages, config.file)
     return student, stages
+
+
+def checked_student(build, config):
+    """`build()`, the student (a runner's build of it: a student kind's,
+    a method's), checked as every runner checks it before training: the
+    student kind's own errors, which know no file, as `ConfigError`s naming
+    the config file and `student`, and its maximum sequence length against
+    `data.sequence_length`."""
+    try:
+        student = build()
+    except KdplugError as e:  # a student kind's own check knows no file
+        raise config_error(e, config.file, "student") from None
+    check_sequence_length(student_backbone(student), config, "student")
+    return student
 
 
 def student_backbone(student):

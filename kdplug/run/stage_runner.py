@@ -11,8 +11,6 @@ from kdplug import storage
 from kdplug.data.batch_mix import BatchMix
 from kdplug.data.masking import stage_dataset
 from kdplug.errors import ConfigError
-from kdplug.run.console import keras_verbosity
-from kdplug.run.console import progress_lines
 from kdplug.run.run_folder import ways_out
 from kdplug.students.utils import force_trainable
 from kdplug.tasks import get_task
@@ -25,6 +23,8 @@ from kdplug.training.callbacks import RunHistory
 from kdplug.training.callbacks import StageChecks
 from kdplug.training.callbacks import StopOnNaN
 from kdplug.training.callbacks import ValidationMetrics
+from kdplug.training.callbacks.progress_line import keras_verbosity
+from kdplug.training.callbacks.progress_line import progress_lines
 from kdplug.training.custom_loop import CustomLoopTrainer
 from kdplug.training.distiller import Distiller
 from kdplug.training.distribution import fit_can_jit_compile

@@ -2,6 +2,7 @@
 
 from kdplug.data.text_encoder import TextEncoder
 from kdplug.plugin.student_kind import PretrainedWeights
+from kdplug.tasks import task_objective
 from kdplug.teacher.finetune import TeacherFinetuner
 from kdplug.teacher.loading import check_teacher
 from kdplug.teacher.loading import load_teacher
@@ -104,7 +105,7 @@ class TeacherSetup:
         cfg = config or self.context.config
         if cfg.teacher.finetune is None:
             return None
-        return TeacherFinetuner(cfg, source, objective,
+        return TeacherFinetuner(cfg, source, objective or task_objective(cfg),
                                 data_fingerprint=self.context.data_fingerprint)
 
     def finetune(self, teacher, source, encoder, train, validation, objective=None,

@@ -9,8 +9,8 @@ from kdplug import storage
 from kdplug.data.examples import Examples
 from kdplug.data.label_map import LABEL_MAP_FILE
 from kdplug.errors import KdplugError
-from kdplug.run.runner import STUDENT_FILE
 from kdplug.run.teacher_setup import EVAL_BATCH_SIZE
+from kdplug.run_files import STUDENT_FILE
 
 ROLES = ("student", "teacher")
 
@@ -292,7 +292,7 @@ class TrainedRun:
         """A teacher that was never fine-tuned has an untrained head, unless
         it came with one (a `.keras` model, a keras-hub classifier preset, a
         Hugging Face classifier folder)."""
-        from kdplug.teacher.sources import resolve_source
+        from kdplug.config.sources import resolve_source
         from kdplug.teacher.sources import source_has_head
 
         source = resolve_source(self.config.teacher.source, self.config.resolve_path)

@@ -29,5 +29,15 @@ def get_task(name):
     return TASKS[name]()
 
 
+def task_objective(config):
+    """The teacher's fine-tuning objective of `config`'s task kind
+    (`data.task`, e.g. regression's `RegressionObjective`): what a run
+    fine-tunes its teacher with, so every command that looks the teacher up
+    (`kdplug predict/evaluate/analyze --model teacher`) computes the key the
+    run cached it under; classification's for a kind kdplug does not know
+    (a method's own, which passes its own objective)."""
+    return get_task(config.task if config.task in TASKS else "classification").objective()
+
+
 __all__ = ["ClassificationTask", "MultiLabelTask", "RegressionTask", "TASKS", "Task",
-           "TokenClassificationTask", "get_task"]
+           "TokenClassificationTask", "get_task", "task_objective"]

@@ -14,22 +14,30 @@ extra = TeacherCache(teacher, encoder, splits["train"], ["logits"]).get()
 ```
 """
 
+from typing import TYPE_CHECKING
+
 from kdplug._lazy import lazy_exports
 
-_LAZY = {
-    "load_teacher": "kdplug.teacher.loading",
-    "resolve_source": "kdplug.teacher.sources",
-    "check_teacher": "kdplug.teacher.loading",
-    "PACKAGE_PREFIX": "kdplug.teacher.loading",
-    "TeacherFinetuner": "kdplug.teacher.finetune",
-    "ClassificationObjective": "kdplug.teacher.objectives",
-    "RegressionObjective": "kdplug.teacher.objectives",
-    "TeacherCache": "kdplug.teacher.output_cache",
-    "TeacherPipeline": "kdplug.teacher.pipeline",
-    "list_entries": "kdplug.teacher.cache_admin",
-    "remove": "kdplug.teacher.cache_admin",
-    "remove_all": "kdplug.teacher.cache_admin",
-    "format_entries": "kdplug.teacher.cache_admin",
-}
+if TYPE_CHECKING:  # loaded on first use (`lazy_exports`)
+    from kdplug.config.sources import PACKAGE_PREFIX
+    from kdplug.config.sources import resolve_source
+    from kdplug.teacher.cache_admin import MANIFEST
+    from kdplug.teacher.cache_admin import OUTPUTS_FOLDER
+    from kdplug.teacher.cache_admin import SHARD
+    from kdplug.teacher.cache_admin import format_entries
+    from kdplug.teacher.cache_admin import list_entries
+    from kdplug.teacher.cache_admin import remove
+    from kdplug.teacher.cache_admin import remove_all
+    from kdplug.teacher.finetune import TeacherFinetuner
+    from kdplug.teacher.fingerprints import teacher_fingerprint
+    from kdplug.teacher.loading import check_teacher
+    from kdplug.teacher.loading import load_classifier
+    from kdplug.teacher.loading import load_teacher
+    from kdplug.teacher.objectives import ClassificationObjective
+    from kdplug.teacher.objectives import MultiLabelObjective
+    from kdplug.teacher.objectives import RegressionObjective
+    from kdplug.teacher.objectives import TokenClassificationObjective
+    from kdplug.teacher.output_cache import TeacherCache
+    from kdplug.teacher.pipeline import TeacherPipeline
 
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
+__getattr__, __dir__, __all__ = lazy_exports(__name__)

@@ -22,6 +22,8 @@ import re
 import shutil
 
 from kdplug import storage
+from kdplug.data.transfer_set import TRANSFER_FILE
+from kdplug.data.transfer_set import TRANSFER_FOLDER
 from kdplug.errors import KdplugError
 from kdplug.storage import cache_root
 from kdplug.storage import format_size
@@ -31,6 +33,7 @@ from kdplug.storage import format_size
 # of a seeded permutation (each shard a random sample of the split, its
 # example indices stored beside the taps); format 1 held them in file order.
 FORMAT_VERSION = 2
+OUTPUTS_FOLDER = "outputs"
 MANIFEST = "manifest.json"
 INFO = "info.json"
 SHARD = "shard-{:05d}.npz"
@@ -44,11 +47,8 @@ TEACHER_INFO = "info.json"
 # info.json is written
 TEACHER_TRAINED = "trained.json"
 
-# A transfer set's entry (`build_transfer_set` writes it).
-TRANSFER_FILE = "transfer.json"
-
-KINDS = {"outputs": "teacher-outputs", "teachers": "teacher",
-         "transfer": "transfer-set"}
+KINDS = {OUTPUTS_FOLDER: "teacher-outputs", "teachers": "teacher",
+         TRANSFER_FOLDER: "transfer-set"}
 
 
 def list_entries(root=None, kinds=None):

@@ -12,8 +12,6 @@ from kdplug import storage
 from kdplug.data.readers import source_fingerprints
 from kdplug.errors import ConfigError
 from kdplug.errors import TrainingError
-from kdplug.run.console import keras_verbosity
-from kdplug.run.console import progress_lines
 from kdplug.storage import cache_root
 from kdplug.storage import fingerprint
 from kdplug.storage import fingerprint_path
@@ -29,6 +27,8 @@ from kdplug.teacher.objectives import ClassificationObjective
 from kdplug.teacher.pooling import pooling_key
 from kdplug.training.build_state import build_training_state
 from kdplug.training.callbacks.keep_best_epoch import KeepBestEpoch
+from kdplug.training.callbacks.progress_line import keras_verbosity
+from kdplug.training.callbacks.progress_line import progress_lines
 from kdplug.training.callbacks.resumable_backup import ResumableBackup
 from kdplug.training.callbacks.validation_metrics import ValidationMetrics
 from kdplug.training.callbacks.stop_on_nan import StopOnNaN
@@ -42,15 +42,13 @@ def all_finite(model):
     return all(np.isfinite(np.asarray(w)).all() for w in model.get_weights())
 
 
-def task_objective(config):
-    """The fine-tuning objective of `config`'s task kind (`data.task`):
-    what `TeacherFinetuner` uses when given none; `ClassificationObjective`
-    for a kind kdplug does not know (a method's own, which passes its own
-    objective)."""
-    from kdplug.tasks import TASKS
-
-    if config.task in TASKS:
-        return TASKS[config.task]().objective()
+def _classification(config):
+    """`ClassificationObjective`, the objective of a classification config
+    only: another task kind's teacher is cached under its own objective's
+    key, which its caller passes."""
+    if config.task != ClassificationObjective.name:
+        raise ValueError(f"a {config.task!r} teacher is fine-tuned with its task's "
+                         "objective: pass kdplug.tasks.task_objective(config)")
     return ClassificationObjective()
 
 
@@ -70,12 +68,11 @@ class TeacherFinetuner:
         config: the `ExperimentConfig` (for a multi-task member: its `data`
             is the task's, its `seed` the member's).
         source: the resolved teacher source (folder, file or preset).
-        objective: see `kdplug.teacher.objectives`; None: the objective
-            of the config's task kind (`data.task`, e.g. regression's
-            `RegressionObjective`), so every command that looks a run's
-            teacher up (`kdplug predict/evaluate/analyze --model teacher`)
-            computes the key the run cached it under; a task kind kdplug
-            does not know gets `ClassificationObjective`.
+        objective: see `kdplug.teacher.objectives`; the task kind's
+            (`kdplug.tasks.task_objective(config)`, what a run passes).
+            None: `ClassificationObjective`, for a classification config
+            only (another kind's teacher would be cached under another
+            objective's key).
         data_fingerprint: the content fingerprint of in-memory data
             (`RunContext.data_fingerprint`), which stands for the data
             file's in the key; None: the config's data sources.
@@ -92,7 +89,7 @@ class TeacherFinetuner:
         self.config = config
         self.data_fingerprint = data_fingerprint
         self.source = source
-        self.objective = objective or task_objective(config)
+        self.objective = objective or _classification(config)
         ft = config.teacher.finetune
         root = ft.cache_dir and config.resolve_path(ft.cache_dir) or cache_root()
         self.cache_dir = os.path.join(root, "teachers", self.key())

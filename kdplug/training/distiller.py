@@ -1,5 +1,12 @@
 """`Distiller`: the Keras model that trains a student against a teacher."""
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Optional
+
 import keras
 import tensorflow as tf
 from keras import ops
@@ -10,6 +17,11 @@ from kdplug.models.model_taps import model_taps
 from kdplug.models.model_taps import own_inputs
 from kdplug.training.clipping import clip_across_replicas
 from kdplug.training.metrics import update_step_metrics
+
+if TYPE_CHECKING:
+    from kdplug.terms.term import Taps
+    from kdplug.terms.term import Tensor
+    from kdplug.terms.term import Term
 
 
 @keras.saving.register_keras_serializable(package="kdplug")
@@ -74,7 +86,8 @@ class Distiller(keras.Model):
     ```
     """
 
-    def __init__(self, student, teacher=None, terms=(), **kwargs):
+    def __init__(self, student: keras.Model, teacher: Optional[keras.Model] = None,
+                 terms: Sequence[Term] = (), **kwargs: Any) -> None:
         super().__init__(**kwargs)
         check_roles(student, teacher)
         self.student = student
@@ -101,7 +114,8 @@ class Distiller(keras.Model):
         # the Distiller is built (checkpoint callbacks require that).
         self.built = all(m.built for m in (student, teacher) if m is not None)
 
-    def compile(self, optimizer="adamw", metrics=None, **kwargs):
+    def compile(self, optimizer: Any = "adamw", metrics: Optional[list[Any]] = None,
+                **kwargs: Any) -> None:
         """Like `keras.Model.compile` (no `loss`: the terms are the loss).
 
         `metrics` compare the student's logits with the gold labels, an
@@ -119,22 +133,22 @@ class Distiller(keras.Model):
         super().compile(optimizer=optimizer, **kwargs)
         self.optimizer.build(self.trainable_variables)
 
-    def compile_from_config(self, config):
+    def compile_from_config(self, config: dict[str, Any]) -> None:
         self.compile(**keras.saving.deserialize_keras_object(config))
 
     @property
-    def metrics(self):
+    def metrics(self) -> list[keras.metrics.Metric]:
         metrics = [self.loss_tracker, *self.term_trackers]
         if self.compiled and self._compile_metrics is not None:
             metrics.append(self._compile_metrics)
         return metrics
 
-    def call(self, inputs, training=False):
+    def call(self, inputs: Any, training: bool = False) -> Tensor:
         if not hasattr(self.student, "taps"):  # a plain Keras model: its own inputs
             inputs = own_inputs(self.student, inputs)
         return self.student(inputs, training=training)
 
-    def teacher_taps(self, x):
+    def teacher_taps(self, x: Any) -> dict[str, Tensor]:
         """The teacher's taps for a batch: cached in `x` or computed."""
         cached = keys.teacher_taps(x)
         if cached:
@@ -154,11 +168,13 @@ class Distiller(keras.Model):
         taps = model_taps(self.teacher, x, self.teacher_tap_names, training=False)
         return {k: ops.stop_gradient(v) for k, v in taps.items()}
 
-    def compute_terms(self, x, y, sample_weight, training):
-        """Returns `(total, per_term, student_taps)`.
+    def compute_terms(self, x: Any, y: Optional[Tensor], sample_weight: Optional[Tensor],
+                      training: bool) -> tuple[Tensor, list[Tensor], Tensor, Taps]:
+        """Returns `(total, per_term, weighted, student_taps)`.
 
         `total` is the replica-local contribution to the global-batch mean;
-        `per_term` maps each term to its unweighted per-example losses.
+        `per_term` holds each term's unweighted per-example losses,
+        `weighted` their weighted per-example sum.
         """
         teacher = self.teacher_taps(x)
         student = model_taps(self.student, x, self.student_tap_names, training=training)
@@ -179,7 +195,7 @@ class Distiller(keras.Model):
         total = ops.sum(weighted) / (local_batch * replicas)
         return total, per_term, weighted, student
 
-    def train_step(self, data):
+    def train_step(self, data: Any) -> dict[str, Any]:
         x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
         with tf.GradientTape() as tape:
             total, per_term, weighted, student = self.compute_terms(
@@ -197,20 +213,22 @@ class Distiller(keras.Model):
         self.optimizer.apply(grads, [v for _, v in pairs])
         return self._update_metrics(y, sample_weight, per_term, weighted, student)
 
-    def test_step(self, data):
+    def test_step(self, data: Any) -> dict[str, Any]:
         x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
         _, per_term, weighted, student = self.compute_terms(
             x, y, sample_weight, training=False
         )
         return self._update_metrics(y, sample_weight, per_term, weighted, student)
 
-    def _update_metrics(self, y, sample_weight, per_term, weighted, student):
+    def _update_metrics(self, y: Optional[Tensor], sample_weight: Optional[Tensor],
+                        per_term: list[Tensor], weighted: Tensor,
+                        student: Taps) -> dict[str, Any]:
         compiled = [] if self._compile_metrics is None else [self._compile_metrics]
         update_step_metrics(self.loss_tracker, self.term_trackers, compiled, y,
                             sample_weight, per_term, weighted, student["logits"])
         return self.get_metrics_result()
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         config = super().get_config()
         config.update(
             {
@@ -222,7 +240,7 @@ class Distiller(keras.Model):
         return config
 
     @classmethod
-    def from_config(cls, config):
+    def from_config(cls, config: dict[str, Any]) -> Distiller:
         config = dict(config)
         config["student"] = keras.saving.deserialize_keras_object(config["student"])
         config["teacher"] = keras.saving.deserialize_keras_object(config["teacher"])
@@ -232,7 +250,7 @@ class Distiller(keras.Model):
         return cls(**config)
 
 
-def check_roles(student, teacher):
+def check_roles(student: keras.Model, teacher: Optional[keras.Model]) -> None:
     """Raises `KdplugError` when `student` and `teacher` look swapped: the
     same model, or a student with nothing to train."""
     order = ("Distiller(student, teacher, terms) takes the student first "

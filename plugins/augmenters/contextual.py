@@ -4,12 +4,12 @@ from typing import Optional
 
 import numpy as np
 
-from kdplug.data.augmentation import Augmenter
-from kdplug.data.augmentation import detokenize
-from kdplug.data.augmentation import is_special
-from kdplug.data.augmentation import is_word
-from kdplug.data.augmentation import match_case
-from kdplug.data.augmentation import tokenize
+from kdplug.data import Augmenter
+from kdplug.data import detokenize
+from kdplug.data import is_special
+from kdplug.data import is_word
+from kdplug.data import match_case
+from kdplug.data import tokenize
 from kdplug.errors import KdplugError
 from kdplug.storage import fingerprint_path
 
@@ -247,7 +247,7 @@ class ContextualAugmenter(Augmenter):
 
     def fingerprint(self):
         if self.masked_lm is not None:
-            from kdplug.teacher.fingerprints import teacher_fingerprint
+            from kdplug.teacher import teacher_fingerprint
 
             weights = teacher_fingerprint(self.masked_lm)
         else:

@@ -1,9 +1,9 @@
 import dataclasses
 
-from kdplug.data.augmentation import Augmenter
-from kdplug.data.augmentation import detokenize
-from kdplug.data.augmentation import is_word
-from kdplug.data.augmentation import tokenize
+from kdplug.data import Augmenter
+from kdplug.data import detokenize
+from kdplug.data import is_word
+from kdplug.data import tokenize
 
 
 class MaskAugmenter(Augmenter):

@@ -1,10 +1,10 @@
 import dataclasses
 
-from kdplug.data.augmentation import Augmenter
-from kdplug.data.augmentation import detokenize
-from kdplug.data.augmentation import is_special
-from kdplug.data.augmentation import is_word
-from kdplug.data.augmentation import tokenize
+from kdplug.data import Augmenter
+from kdplug.data import detokenize
+from kdplug.data import is_special
+from kdplug.data import is_word
+from kdplug.data import tokenize
 
 
 def sample_ngram(tokens, gaps, rng, n_min=1, n_max=5):

@@ -2,11 +2,11 @@ import dataclasses
 from typing import Literal
 from typing import Optional
 
-from kdplug.data.augmentation import Augmenter
-from kdplug.data.augmentation import detokenize
-from kdplug.data.augmentation import is_word
-from kdplug.data.augmentation import match_case
-from kdplug.data.augmentation import tokenize
+from kdplug.data import Augmenter
+from kdplug.data import detokenize
+from kdplug.data import is_word
+from kdplug.data import match_case
+from kdplug.data import tokenize
 from kdplug.errors import KdplugError
 from kdplug_plugins.augmenters.pos_source import make_pos_source
 from kdplug_plugins.augmenters.pos_unigrams import POSUnigrams

@@ -2,8 +2,8 @@ import collections
 
 import numpy as np
 
-from kdplug.data.augmentation import is_word
-from kdplug.data.augmentation import tokenize
+from kdplug.data import is_word
+from kdplug.data import tokenize
 
 _MAX_TRIES = 64
 

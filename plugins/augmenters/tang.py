@@ -2,9 +2,9 @@ import dataclasses
 from typing import Literal
 from typing import Optional
 
-from kdplug.data.augmentation import detokenize
-from kdplug.data.augmentation import is_word
-from kdplug.data.augmentation import tokenize
+from kdplug.data import detokenize
+from kdplug.data import is_word
+from kdplug.data import tokenize
 from kdplug.storage import fingerprint
 from kdplug_plugins.augmenters.ngram import check_ngram
 from kdplug_plugins.augmenters.ngram import sample_ngram

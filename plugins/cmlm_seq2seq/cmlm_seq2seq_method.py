@@ -4,11 +4,11 @@ from typing import Annotated
 from typing import Literal
 
 import kdplug
-from kdplug.config.ranges import Fraction
-from kdplug.config.ranges import PositiveFloat
-from kdplug.config.ranges import PositiveInt
-from kdplug.config.ranges import Probability
-from kdplug.config.ranges import Range
+from kdplug.config import Fraction
+from kdplug.config import PositiveFloat
+from kdplug.config import PositiveInt
+from kdplug.config import Probability
+from kdplug.config import Range
 from kdplug.errors import ConfigError
 
 Length = Annotated[int, Range(1, 4096)]

@@ -11,19 +11,23 @@ import kdplug
 from kdplug import keys
 from kdplug import storage
 from kdplug.errors import ConfigError
-from kdplug.evaluation.measure import count_params
-from kdplug.evaluation.plots import LOSS_CURVES
-from kdplug.evaluation.plots import loss_curves
-from kdplug.run.console import progress_logger
-from kdplug.run.runner import Runner
-from kdplug.run.stage_runner import StageRunner
-from kdplug.run.teacher_setup import EVAL_BATCH_SIZE
-from kdplug.run.teacher_setup import TeacherSetup
-from kdplug.run.teacher_setup import teacher_seed
-from kdplug.teacher.finetune import TeacherFinetuner
-from kdplug.teacher.fingerprints import teacher_fingerprint
-from kdplug.training.distribution import fit_can_jit_compile
-from kdplug.training.term_schedule import check_schedules
+from kdplug.evaluation import LOSS_CURVES
+from kdplug.evaluation import count_params
+from kdplug.evaluation import loss_curves
+from kdplug.run import EVAL_BATCH_SIZE
+from kdplug.run import Runner
+from kdplug.run import StageRunner
+from kdplug.run import TeacherSetup
+from kdplug.run import checked_student
+from kdplug.run import progress_logger
+from kdplug.run import random_state_kept
+from kdplug.run import stage_lines
+from kdplug.run import teacher_seed
+from kdplug.teacher import TeacherFinetuner
+from kdplug.teacher import teacher_fingerprint
+from kdplug.training import check_early_stopping
+from kdplug.training import check_schedules
+from kdplug.training import fit_can_jit_compile
 from kdplug_plugins.cmlm_seq2seq import seq2seq_keys as sk
 from kdplug_plugins.cmlm_seq2seq.cmlm_masking import cmlm_dataset
 from kdplug_plugins.cmlm_seq2seq.cmlm_masking import mask_budget
@@ -103,10 +107,9 @@ class CmlmSeq2SeqRunner(Runner):
         with ctx.timers("reading data"):
             data = self._read()
         variants = self._variants()
-        check_schedules(cfg.training.schedules, [
-            kdplug.Stage(name, self.method.terms(alpha)) for name, alpha in variants
-        ], cfg.file)
-        teacher_info = self._teacher(data)
+        source = self._load_teacher()
+        self.check_students(variants)  # before the teacher is fine-tuned
+        teacher_info = self._teacher(data, source)
         with ctx.timers("teacher evaluation"):
             teacher_accuracy = self._teacher_accuracy(data)
         soft = {}
@@ -138,7 +141,30 @@ class CmlmSeq2SeqRunner(Runner):
 
     def finetune_teacher(self):
         """Only the C-MLM teacher (fine-tuned or loaded from the cache)."""
-        return self._teacher(self._read())
+        data = self._read()
+        return self._teacher(data, self._load_teacher())
+
+    def check_build(self):
+        """`kdplug validate --build`: the teacher loaded with its C-MLM
+        model, and `check_students`."""
+        self._load_teacher()
+        return self.check_students()
+
+    def check_students(self, variants=None):
+        """Builds the student and every variant's stage, and drops them:
+        what `run()` checks before it fine-tunes the teacher (and `kdplug
+        validate --build`). The student kind builds for the teacher's
+        vocabulary and the method's lengths, and `training.schedules` and
+        `training.early_stopping` name real variants and terms. Returns one
+        line per variant (`stage_lines`)."""
+        cfg = self.context.config
+        stages = [kdplug.Stage(name, self.method.terms(alpha))
+                  for name, alpha in variants or self._variants()]
+        check_schedules(cfg.training.schedules, stages, cfg.file)
+        check_early_stopping(cfg.training.early_stopping, stages, cfg.file)
+        with random_state_kept(), self.context.strategy.scope():
+            checked_student(self._student, cfg)
+        return stage_lines(stages)
 
     # ------------------------------------------------------------- pieces
     def _read(self):
@@ -159,9 +185,9 @@ class CmlmSeq2SeqRunner(Runner):
             variants.append((KD, mcfg.alpha))
         return variants
 
-    def _teacher(self, data):
-        """Loads the teacher, builds its C-MLM model (`self.mlm`) and
-        fine-tunes it (cached); returns the fine-tuning info."""
+    def _load_teacher(self):
+        """Loads the teacher and builds its C-MLM model (`self.mlm`), not
+        fine-tuned; returns the teacher's source."""
         ctx, cfg, mcfg = self.context, self.context.config, self.method.config
         setup = TeacherSetup(ctx)
         teacher, tokenizer, source = setup.load(2)
@@ -178,6 +204,12 @@ class CmlmSeq2SeqRunner(Runner):
         pooler = getattr(teacher.backbone, "pooled_dense", None)
         if pooler is not None:  # the [CLS] pooler gets no gradient from C-MLM
             pooler.trainable = False
+        return source
+
+    def _teacher(self, data, source):
+        """Fine-tunes the C-MLM model `_load_teacher` built from `source`
+        (cached); returns the fine-tuning info."""
+        ctx, cfg, mcfg = self.context, self.context.config, self.method.config
         ft = cfg.teacher.finetune
         train = self._cmlm_dataset(data, "train", ft.batch_size, shuffle=True)
         val = self._cmlm_dataset(data, "validation", max(ft.batch_size, EVAL_BATCH_SIZE))
@@ -267,15 +299,18 @@ class CmlmSeq2SeqRunner(Runner):
     def _train(self, stages, index, name, alpha, train_ds, val_ds):
         ctx = self.context
         keras.utils.set_random_seed(ctx.config.seed)  # every variant starts alike
-        kind = ctx.student_kind()
         with ctx.strategy.scope():
-            student = self.method.build_student(
-                None, kind, self.encoder.tokenizer.vocabulary_size())
+            student = self._student()
             terms = self.method.terms(alpha)
             metrics = [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
         hist = stages.run(index, kdplug.Stage(name, terms), student, None,
                           train_ds, val_ds, metrics=metrics)
         return student, hist
+
+    def _student(self):
+        """The configured seq2seq student on the teacher's word pieces."""
+        return self.method.build_student(
+            None, self.context.student_kind(), self.encoder.tokenizer.vocabulary_size())
 
     def _evaluate(self, student, data):
         """Test-split decoding (BLEU, exact match) and teacher-forced token

@@ -32,7 +32,7 @@ import sys
 import unicodedata
 
 from kdplug import storage
-from kdplug.data.readers import read_rows
+from kdplug.data import read_rows
 
 COLUMNS = ("id", "split", "source", "target")
 

@@ -3,12 +3,12 @@ import os
 import numpy as np
 
 from kdplug import storage
-from kdplug.data.readers import TFDS_PREFIX
-from kdplug.data.readers import load_source
-from kdplug.data.readers import per_split_parts
-from kdplug.data.readers import split_parts
-from kdplug.data.readers import text_field
-from kdplug.data.text_files import at_row
+from kdplug.data import TFDS_PREFIX
+from kdplug.data import at_row
+from kdplug.data import load_source
+from kdplug.data import per_split_parts
+from kdplug.data import split_parts
+from kdplug.data import text_field
 from kdplug.errors import DataError
 
 SPLITS = ("train", "validation", "test")

@@ -4,7 +4,7 @@ import tensorflow as tf
 from keras import ops
 from keras import tree
 
-from kdplug.data.length_buckets import batches_by_length
+from kdplug.data import batches_by_length
 from kdplug_plugins.cmlm_seq2seq import seq2seq_keys as sk
 from kdplug_plugins.cmlm_seq2seq.row_beam_sampler import RowBeamSampler
 

@@ -1,9 +1,9 @@
 import tensorflow as tf
 
 from kdplug import keys
-from kdplug.data.length_buckets import LengthBuckets
-from kdplug.data.trimming import real_lengths
-from kdplug.data.trimming import trim_to_longest
+from kdplug.data import LengthBuckets
+from kdplug.data import real_lengths
+from kdplug.data import trim_to_longest
 from kdplug_plugins.cmlm_seq2seq import seq2seq_keys as sk
 
 # Each padding mask with what it cuts (`trim_to_longest`'s groups); the

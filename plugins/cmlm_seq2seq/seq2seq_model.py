@@ -3,7 +3,7 @@ import numpy as np
 from keras import ops
 
 from kdplug.errors import KdplugError
-from kdplug.models.tap_names import check_tap_names
+from kdplug.models import check_tap_names
 from kdplug_plugins.cmlm_seq2seq import seq2seq_keys as sk
 
 

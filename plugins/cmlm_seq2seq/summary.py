@@ -1,7 +1,7 @@
 """The Markdown summary of a `cmlm-seq2seq` run (`summary.md`)."""
 
-from kdplug.evaluation.report import history_lines
-from kdplug.evaluation.report import plot_lines
+from kdplug.evaluation import history_lines
+from kdplug.evaluation import plot_lines
 
 TITLES = {"mle": "student, gold targets only (MLE)",
           "cmlm_kd": "student + C-MLM distillation"}

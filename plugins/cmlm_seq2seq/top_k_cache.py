@@ -4,9 +4,9 @@ import os
 import numpy as np
 
 from kdplug import storage
-from kdplug.teacher.cache_admin import KINDS
-from kdplug.teacher.cache_admin import MANIFEST
-from kdplug.teacher.cache_admin import SHARD
+from kdplug.teacher import MANIFEST
+from kdplug.teacher import OUTPUTS_FOLDER
+from kdplug.teacher import SHARD
 from kdplug_plugins.cmlm_seq2seq import seq2seq_keys as sk
 
 FORMAT = "cmlm-topk-1"
@@ -37,9 +37,7 @@ class TopKCache:
 
     def __init__(self, key_parts, root=None):
         self.key = storage.fingerprint(key_parts)
-        outputs = next(folder for folder, kind in KINDS.items()
-                       if kind == "teacher-outputs")
-        self.path = os.path.join(root or storage.cache_root(), outputs, self.key)
+        self.path = os.path.join(root or storage.cache_root(), OUTPUTS_FOLDER, self.key)
 
     def load(self):
         """`(ids, probs)` of a complete entry, else None."""

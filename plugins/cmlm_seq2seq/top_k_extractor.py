@@ -4,8 +4,8 @@ import numpy as np
 import tensorflow as tf
 
 from kdplug import keys
-from kdplug.data.length_buckets import batches_by_length
-from kdplug.data.trimming import trim_to_longest
+from kdplug.data import batches_by_length
+from kdplug.data import trim_to_longest
 from kdplug_plugins.cmlm_seq2seq import seq2seq_keys as sk
 
 

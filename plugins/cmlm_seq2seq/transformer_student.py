@@ -1,7 +1,7 @@
 import dataclasses
 
-from kdplug.config.ranges import Fraction
-from kdplug.config.ranges import PositiveInt
+from kdplug.config import Fraction
+from kdplug.config import PositiveInt
 from kdplug_plugins.cmlm_seq2seq.seq2seq_student_kind import Seq2SeqStudentKind
 
 

@@ -3,7 +3,7 @@ from typing import Literal
 from typing import Optional
 
 import kdplug
-from kdplug.data.text_corpus import TextCorpus
+from kdplug.data import TextCorpus
 from kdplug.errors import KdplugError
 
 MODES = ("task", "general", "general_then_task")

@@ -1,7 +1,7 @@
 import keras
 from keras import ops
 
-from kdplug.terms.term import Term
+from kdplug.terms import Term
 
 
 @keras.saving.register_keras_serializable(package="kdplug")

@@ -1,6 +1,6 @@
 from kdplug.errors import KdplugError
-from kdplug.students.truncated_bert import truncated_bert
-from kdplug.students.utils import force_trainable
+from kdplug.students import force_trainable
+from kdplug.students import truncated_bert
 from kdplug_plugins.fastbert.early_exit_classifier import EarlyExitBertClassifier
 
 

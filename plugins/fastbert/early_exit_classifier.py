@@ -6,10 +6,10 @@ from keras import ops
 
 from kdplug import keys
 from kdplug.errors import KdplugError
-from kdplug.models.bert_classifier import TappedClassifier
-from kdplug.models.bert_classifier import embed_inputs
-from kdplug.models.bert_classifier import transformer_offers
-from kdplug.models.tap_names import check_tap_names
+from kdplug.models import TappedClassifier
+from kdplug.models import check_tap_names
+from kdplug.models import embed_inputs
+from kdplug.models import transformer_offers
 from kdplug_plugins.fastbert.exit_branch import ExitBranch
 
 # Normalised entropy never exceeds 1 analytically; float rounding can push it

@@ -3,9 +3,9 @@ import math
 import keras
 from keras import ops
 
-from kdplug.models.attention_logits import mask_padded_keys
-from kdplug.models.flops import dense_flops
-from kdplug.models.sentence_pooling import pool_sequence
+from kdplug.models import dense_flops
+from kdplug.models import mask_padded_keys
+from kdplug.models import pool_sequence
 
 POOLINGS = ("attention", "cls", "mean")
 FORMS = ("paper", "residual")

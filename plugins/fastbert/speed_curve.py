@@ -31,7 +31,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from kdplug import keys
-from kdplug.evaluation.measure import masked_accuracy
+from kdplug.evaluation import masked_accuracy
 from kdplug_plugins.fastbert.fastbert_method import DEFAULT_SPEEDS
 
 PNG = "fastbert_curve.png"

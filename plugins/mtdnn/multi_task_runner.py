@@ -7,20 +7,26 @@ import numpy as np
 import kdplug
 from kdplug import keys
 from kdplug.data import Examples
-from kdplug.evaluation.measure import count_params
-from kdplug.evaluation.measure import first_examples
-from kdplug.evaluation.measure import latency_ms
-from kdplug.evaluation.measure import predict_outputs
-from kdplug.evaluation.plots import LOSS_CURVES
-from kdplug.evaluation.plots import loss_curves
-from kdplug.evaluation.task_metrics import task_metrics
-from kdplug.plugin.student_kind import PretrainedWeights
-from kdplug.run.runner import Runner
-from kdplug.run.stage_runner import StageRunner
-from kdplug.run.teacher_setup import EVAL_BATCH_SIZE
-from kdplug.run.teacher_setup import TeacherSetup
+from kdplug.errors import ConfigError
+from kdplug.evaluation import LOSS_CURVES
+from kdplug.evaluation import count_params
+from kdplug.evaluation import first_examples
+from kdplug.evaluation import latency_ms
+from kdplug.evaluation import loss_curves
+from kdplug.evaluation import predict_outputs
+from kdplug.evaluation import task_metrics
+from kdplug.models import KeyedInputs
+from kdplug.plugin import PretrainedWeights
+from kdplug.run import EVAL_BATCH_SIZE
+from kdplug.run import Runner
+from kdplug.run import StageRunner
+from kdplug.run import TeacherSetup
+from kdplug.run import checked_student
+from kdplug.run import random_state_kept
+from kdplug.run import stage_lines
 from kdplug.tasks import get_task
-from kdplug.training.term_schedule import check_schedules
+from kdplug.training import check_early_stopping
+from kdplug.training import check_schedules
 from kdplug_plugins.mtdnn.multi_task_student import MultiTaskStudent
 from kdplug_plugins.mtdnn.sampling import mixture_dataset
 from kdplug_plugins.mtdnn.sampling import sampling_probabilities
@@ -71,12 +77,9 @@ class MultiTaskRunner(Runner):
         with ctx.timers("reading data"):
             self.tasks = [Task.read(t, cfg) for t in self.method.config.tasks]
         variants = self._variants()
-        check_schedules(cfg.training.schedules, [
-            kdplug.Stage(name, self.method.terms([t.spec() for t in tasks], kd))
-            for name, tasks, kd in variants
-        ], cfg.file)
         setup = TeacherSetup(ctx)
         base, tokenizer, _ = setup.load(2)  # students are cut from it
+        self.check_students(base, variants)  # before any teacher is fine-tuned
         self.encoder = setup.encoder(tokenizer)
         ensembles = self._ensembles()
         self.targets = {name: e["train_targets"] for name, e in ensembles.items()}
@@ -103,6 +106,30 @@ class MultiTaskRunner(Runner):
         setup = TeacherSetup(self.context)
         self.encoder = setup.encoder(setup.load(2)[1])
         return {name: e["members"] for name, e in self._ensembles().items()}
+
+    def check_build(self):
+        """`kdplug validate --build`: every task read, the teacher loaded,
+        and `check_students` on it."""
+        self.tasks = [Task.read(t, self.context.config) for t in self.method.config.tasks]
+        return self.check_students(TeacherSetup(self.context).load(2)[0])
+
+    def check_students(self, base, variants=None):
+        """Builds the student on `base` (the teacher as loaded) and every
+        variant's stage, and drops them: what `run()` checks before it
+        fine-tunes any teacher (and `kdplug validate --build`). The student
+        kind builds on this teacher (its own checks: a layer the teacher
+        lacks), its maximum sequence length covers `data.sequence_length`,
+        it reads the teacher's tokens, and `training.schedules` and
+        `training.early_stopping` name real variants and terms. Returns one
+        line per variant (`stage_lines`)."""
+        cfg = self.context.config
+        stages = [kdplug.Stage(name, self.method.terms([t.spec() for t in tasks], kd))
+                  for name, tasks, kd in variants or self._variants()]
+        check_schedules(cfg.training.schedules, stages, cfg.file)
+        check_early_stopping(cfg.training.early_stopping, stages, cfg.file)
+        with random_state_kept(), self.context.strategy.scope():
+            self._student(MULTI_TASK_KD, self.tasks, base)
+        return stage_lines(stages)
 
     # ------------------------------------------------------------- pieces
     def _ensembles(self):
@@ -131,21 +158,33 @@ class MultiTaskRunner(Runner):
     def _train(self, stages, index, name, tasks, kd, base):
         ctx = self.context
         keras.utils.set_random_seed(ctx.config.seed)  # every variant starts alike
-        kind = ctx.student_kind()
-        if kind.needs_pretrained_weights:  # `base` is never fine-tuned
-            kind.pretrained_weights = PretrainedWeights(base)
-        specs = [t.spec() for t in tasks]
         with ctx.strategy.scope():
-            student = MultiTaskStudent(
-                kind.build(base, 2), specs, dropout=self.method.config.head_dropout,
-                name=f"student_{name.replace('-', '_')}",
-            )
-            terms = self.method.terms(specs, distill=kd)
+            student = self._student(name, tasks, base)
+            terms = self.method.terms(student.tasks, distill=kd)
         stage = kdplug.Stage(name, terms)
         train_ds = self.dataset(tasks, "train", kd, shuffle=True)
         val_ds = self.dataset(tasks, "validation", kd, shuffle=False)
         hist = stages.run(index, stage, student, None, train_ds, val_ds, metrics=())
         return student, hist
+
+    def _student(self, name, tasks, base):
+        """The variant `name`'s `MultiTaskStudent`: a head per task of
+        `tasks` on the configured student kind cut from `base`, checked
+        (`checked_student`)."""
+        cfg = self.context.config
+        kind = self.context.student_kind()
+        if kind.needs_pretrained_weights:  # `base` is never fine-tuned
+            kind.pretrained_weights = PretrainedWeights(base)
+        encoder = checked_student(lambda: kind.build(base, 2), cfg)
+        if isinstance(encoder, KeyedInputs):
+            raise ConfigError(
+                "mtdnn-ensemble's batches carry the teacher's tokens, and this "
+                "student encodes the text with its own tokenizer; choose one that "
+                "reads the teacher's: truncated, narrow or bottleneck",
+                cfg.file, "student.kind", cfg.student.name)
+        return MultiTaskStudent(encoder, [t.spec() for t in tasks],
+                                dropout=self.method.config.head_dropout,
+                                name=f"student_{name.replace('-', '_')}")
 
     def dataset(self, tasks, split, kd, shuffle):
         """Batches of `split` drawn across `tasks`, one task per batch.

@@ -3,7 +3,7 @@ from keras import ops
 
 from kdplug import keys
 from kdplug.errors import KdplugError
-from kdplug.models.nested_config import deserialize_nested
+from kdplug.models import deserialize_nested
 from kdplug_plugins.mtdnn.multi_task_term import head_specs
 
 

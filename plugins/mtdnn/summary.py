@@ -1,7 +1,7 @@
 """The Markdown summary of an `mtdnn-ensemble` run (`summary.md`)."""
 
-from kdplug.evaluation.report import history_lines
-from kdplug.evaluation.report import plot_lines
+from kdplug.evaluation import history_lines
+from kdplug.evaluation import plot_lines
 
 VARIANT_TITLES = {
     "teacher": "teacher ensemble",

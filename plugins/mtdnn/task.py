@@ -2,7 +2,7 @@ import dataclasses
 from typing import Any
 from typing import Optional
 
-from kdplug.data.readers import read_splits
+from kdplug.data import read_splits
 
 
 @dataclasses.dataclass

@@ -7,12 +7,12 @@ import numpy as np
 
 from kdplug import keys
 from kdplug.config import CacheConfig
-from kdplug.evaluation.measure import count_params
-from kdplug.evaluation.task_metrics import task_metrics
-from kdplug.run.teacher_setup import TeacherSetup
-from kdplug.teacher.objectives import ClassificationObjective
-from kdplug.teacher.objectives import RegressionObjective
-from kdplug.teacher.output_cache import TeacherCache
+from kdplug.evaluation import count_params
+from kdplug.evaluation import task_metrics
+from kdplug.run import TeacherSetup
+from kdplug.teacher import ClassificationObjective
+from kdplug.teacher import RegressionObjective
+from kdplug.teacher import TeacherCache
 
 
 def average_outputs(member_outputs, task_type, temperature=1.0):

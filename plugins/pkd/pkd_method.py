@@ -2,7 +2,7 @@ import dataclasses
 from typing import Literal
 
 import kdplug
-from kdplug.config.refs import MappingRef
+from kdplug.config import MappingRef
 
 
 class PKDMethod(kdplug.Method):

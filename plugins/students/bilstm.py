@@ -4,10 +4,10 @@ from typing import Literal
 from typing import Optional
 
 import kdplug
-from kdplug.config.ranges import Fraction
-from kdplug.config.ranges import PositiveInt
+from kdplug.config import Fraction
+from kdplug.config import PositiveInt
 from kdplug.errors import KdplugError
-from kdplug.students.utils import teacher_attribute
+from kdplug.students import teacher_attribute
 
 
 class BiLstmStudent(kdplug.StudentKind):

@@ -3,9 +3,9 @@ from typing import Literal
 from typing import Optional
 
 import kdplug
-from kdplug.config.ranges import Fraction
-from kdplug.config.ranges import PositiveInt
-from kdplug.students.utils import teacher_attribute
+from kdplug.config import Fraction
+from kdplug.config import PositiveInt
+from kdplug.students import teacher_attribute
 
 
 class BottleneckStudent(kdplug.StudentKind):

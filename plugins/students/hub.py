@@ -1,7 +1,7 @@
 import dataclasses
 
 import kdplug
-from kdplug.config.ranges import Fraction
+from kdplug.config import Fraction
 
 
 class HubStudent(kdplug.StudentKind):
@@ -65,7 +65,7 @@ class HubStudent(kdplug.StudentKind):
 
     def build(self, teacher, num_classes):
         from kdplug.models import KeyedInputs
-        from kdplug.teacher.loading import load_classifier
+        from kdplug.teacher import load_classifier
 
         model, self.tokenizer = load_classifier(
             self.config.source, num_classes, dropout=self.config.dropout,

@@ -4,8 +4,8 @@ from typing import Optional
 from typing import Union
 
 import kdplug
-from kdplug.config.ranges import Fraction
-from kdplug.config.ranges import PositiveInt
+from kdplug.config import Fraction
+from kdplug.config import PositiveInt
 
 
 class TruncatedStudent(kdplug.StudentKind):

@@ -3,8 +3,8 @@ from typing import Literal
 from typing import Optional
 
 import kdplug
-from kdplug.config.refs import MappingRef
-from kdplug.data.text_corpus import TextCorpus
+from kdplug.config import MappingRef
+from kdplug.data import TextCorpus
 from kdplug.errors import KdplugError
 from kdplug.mapping import EMBEDDINGS
 

@@ -11,11 +11,11 @@ from kdplug.data import Examples
 from kdplug.data.augmentation import Augmenter
 from kdplug.data.augmentation import normalize
 from kdplug.data.transfer_set import AugmentStep
-from kdplug.data.transfer_set import augmenters_from_config
 from kdplug.data.transfer_set import build_transfer_set
 from kdplug.errors import ConfigError
 from kdplug.errors import PluginError
 from kdplug.plugin.manager import PluginManager
+from kdplug.run.preflight import augmenters_from_config
 from kdplug_plugins import augmenters as augmenters_plugin
 from kdplug_plugins.augmenters.lexicon_pos import LexiconPOS
 from kdplug_plugins.augmenters.mask import MaskAugmenter

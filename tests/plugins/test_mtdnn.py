@@ -472,3 +472,62 @@ def test_experiment_ensembles_teachers_and_resumes(tmp_path, shared_teacher, kdp
         assert member["teacher_output_cache"]["cached"]
     assert any("already finished" in m for m in messages)
     assert again["variants"] == report["variants"]
+
+
+# ------------------------------------- checks before any teacher is fine-tuned
+
+def _short_student(doc):
+    """A student whose position embeddings (8) are below data.sequence_length (16)."""
+    doc["student"] = {"kind": "narrow", "num_layers": 1, "hidden_dim": 8, "num_heads": 2,
+                      "intermediate_dim": 16, "max_sequence_length": 8}
+
+
+def _early_stopping_on_a_missing_variant(doc):
+    doc["training"]["early_stopping"] = {"stages": ["multi_task_distil"]}
+
+
+BEFORE_ENSEMBLES = [
+    (_short_student, "data.sequence_length",
+     "above the student's maximum sequence length 8 (got 16)"),
+    (_early_stopping_on_a_missing_variant, "training.early_stopping.stages[0]",
+     "no stage 'multi_task_distil'"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("change, field, message", BEFORE_ENSEMBLES,
+                         ids=[change.__name__ for change, *_ in BEFORE_ENSEMBLES])
+def test_what_validate_build_checks_stops_a_run_before_any_teacher_is_finetuned(
+        change, field, message, tmp_path, monkeypatch, capsys):
+    """`validate` passes; `validate --build` and `kdplug run` fail with the
+    same error (the run used to fine-tune every ensemble member first, then
+    fail, or ignore the early stopping), and no teacher is fine-tuned."""
+    from kdplug.cli import main
+
+    monkeypatch.setenv("KDPLUG_CACHE_DIR", str(tmp_path / "cache"))
+    path = toy_mtdnn_config(tmp_path)
+    with open(path) as f:
+        doc = yaml.safe_load(f)
+    change(doc)
+    with open(path, "w") as f:
+        yaml.safe_dump(doc, f)
+    assert main(["validate", path]) == 0
+    capsys.readouterr()
+    for command in (["validate", "--build", path], ["run", path]):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        [line] = [line for line in err.splitlines() if line.startswith("kdplug: error:")]
+        assert line.startswith(f"kdplug: error: {path}: {field}: ") and message in line
+        assert "Traceback" not in err
+    teachers = tmp_path / "cache" / "teachers"
+    assert not teachers.exists() or not os.listdir(teachers)
+
+
+@pytest.mark.slow
+def test_validate_build_builds_the_student_and_every_variant(tmp_path, capsys):
+    from kdplug.cli import main
+
+    path = toy_mtdnn_config(tmp_path, baselines=["multi_task"])
+    assert main(["validate", "--build", path]) == 0
+    out = capsys.readouterr().out
+    assert "stage multi_task: hard\nstage multi_task_kd: hard, soft\n" in out

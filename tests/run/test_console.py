@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from kdplug.run import console
+from kdplug.training.callbacks import progress_line
 
 
 @pytest.mark.parametrize("tty, setting, verbosity, lines", [
@@ -15,9 +16,10 @@ from kdplug.run import console
     (False, 0, 0, False), (True, 1, 1, False), (False, 2, 2, False)])
 def test_progress_bar_only_on_a_terminal(monkeypatch, tty, setting, verbosity, lines):
     monkeypatch.setattr(sys.stdout, "isatty", lambda: tty, raising=False)
-    assert console.keras_verbosity(setting) == verbosity
-    assert console.wants_progress_lines(setting) is lines
-    assert len(console.progress_lines("distill", setting)) == int(lines)
+    assert progress_line.keras_verbosity(setting) == verbosity
+    assert progress_line.wants_progress_lines(setting) is lines
+    [shown] = progress_line.progress_lines("distill", setting)  # else kdplug's bar
+    assert type(shown).__name__ == ("ProgressLine" if lines else "ProgressBar")
 
 
 def test_progress_logger_logs_at_most_once_per_interval_and_at_the_end():

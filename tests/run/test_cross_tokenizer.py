@@ -119,6 +119,15 @@ def test_roberta_teacher_distils_into_a_bert_student_that_ships_with_its_tokeniz
                                 for p in predicted], expected, atol=1e-5)
     assert main(["predict", str(run_dir), "--text", TEXTS[0]]) == 0
     assert TEXTS[0] in capsys.readouterr().out
+    # `kdplug export` afterwards ships what `kdplug run` shipped: the inner
+    # model, whose `serve_text` tokenises with the student's tokenizer
+    again = tmp_path / "again"
+    assert main(["export", str(run_dir), "--format", "saved_model", "--format",
+                 "keras_hub_preset", "--output", str(again)]) == 0
+    served = tf.saved_model.load(str(again / "saved_model")).signatures["serve_text"](
+        text=tf.constant(TEXTS))["output_0"]
+    np.testing.assert_allclose(keras.ops.softmax(served), expected, atol=1e-5)
+    assert (again / "keras_hub_preset" / "assets" / "tokenizer" / "vocabulary.txt").is_file()
 
 
 @pytest.mark.slow

@@ -1,6 +1,7 @@
 """Keras callbacks used by kdplug runs (one class per module)."""
 
 from kdplug.training.callbacks.keep_best_epoch import KeepBestEpoch
+from kdplug.training.callbacks.progress_bar import ProgressBar
 from kdplug.training.callbacks.progress_line import ProgressLine
 from kdplug.training.callbacks.resumable_backup import ResumableBackup
 from kdplug.training.callbacks.run_history import RunHistory

@@ -1,4 +1,5 @@
 import importlib.util
+import os
 import pathlib
 
 import pytest
@@ -10,6 +11,7 @@ from kdplug.config import load_config
 from kdplug.errors import ConfigError
 from kdplug.errors import DataError
 from kdplug.plugin.manager import get_plugin_manager
+from kdplug.testing.toy_config import write_toy_config
 
 from cmlm_helpers import write_pairs
 
@@ -84,3 +86,41 @@ def test_shipped_config_validates(capsys, monkeypatch):
     assert rows[0] == "id\tsplit\tsource\ttarget" and len(rows) == 10606
     cfg = yaml.safe_load((ROOT / "configs" / "cmlm_seq2seq.yaml").read_text())
     assert cfg["method"]["top_k"] == 8
+
+
+def toy_run_config(tmp_path, **training):
+    """A tiny `cmlm-seq2seq` run: toy pairs, the toy teacher preset."""
+    pairs = write_pairs(tmp_path / "pairs.tsv", 60)
+    return write_toy_config(
+        tmp_path, {"name": "cmlm-seq2seq", "max_source_length": 6,
+                   "max_target_length": 7, "passes": 2, "top_k": 4},
+        data={"path": pairs, "sequence_length": 16},
+        student={"kind": "seq2seq-gru", "embedding_dim": 8, "units": 8},
+        training=training, export=False)
+
+
+@pytest.mark.slow
+def test_validate_build_builds_the_student_and_every_variant(tmp_path, capsys):
+    path = toy_run_config(tmp_path)
+    assert main(["validate", "--build", path]) == 0
+    out = capsys.readouterr().out
+    assert "stage mle: token_ce\nstage cmlm_kd: topk_soft_ce, token_ce\n" in out
+
+
+@pytest.mark.slow
+def test_what_validate_build_checks_stops_a_run_before_the_teacher_is_finetuned(
+        tmp_path, monkeypatch, capsys):
+    """Early stopping on a stage the method does not have: `validate`
+    cannot see it (the stages are the runner's), `validate --build` and
+    `kdplug run` refuse it before the C-MLM fine-tuning (it went unnoticed)."""
+    monkeypatch.setenv("KDPLUG_CACHE_DIR", str(tmp_path / "cache"))
+    path = toy_run_config(tmp_path, early_stopping={"stages": ["distil"]})
+    assert main(["validate", path]) == 0
+    capsys.readouterr()
+    for command in (["validate", "--build", path], ["run", path]):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert f"kdplug: error: {path}: training.early_stopping.stages[0]: no stage " \
+               "'distil' in this method" in err and "Traceback" not in err
+    teachers = tmp_path / "cache" / "teachers"
+    assert not teachers.exists() or not os.listdir(teachers)  # nothing fine-tuned
