@@ -48,8 +48,10 @@ ADDED_SINCE_0_1 = {"cache.disk_budget_gb": 20.0,
                    "evaluation.metrics": None,
                    # timed passes per latency, as 0.1 measured
                    "evaluation.latency_runs": 30,
-                   # issue #54: the teacher's sentence head reads [CLS], as in 0.1
-                   "teacher.pooling": "cls"}
+                   # issue #54: the teacher's sentence head reads what the
+                   # checkpoint was trained with (0.1 and 0.2 read [CLS];
+                   # `teacher.pooling: cls` still does)
+                   "teacher.pooling": "auto"}
 # Top-level sections added since 0.1: their fields appear in every config.
 SECTIONS_SINCE_0_1 = ("evaluation",)
 # Shipped configs changed on purpose since 0.1: {config: {field: (0.1, now)}}.

@@ -337,17 +337,17 @@ class TeacherConfig:
 
     `pooling` is what its sentence head reads of the last layer (and so the
     heads of the students built from it: `truncated`, `narrow`,
-    `bottleneck`): `cls` (the [CLS] vector), `mean` (the mean over the real,
-    non-padding tokens) or `auto` (what the checkpoint was trained with:
-    its sentence-transformers `1_Pooling/config.json`, `cls` where there is
-    none; `kdplug.teacher.pooling`)."""
+    `bottleneck`): `auto` (the default: what the checkpoint was trained
+    with, its sentence-transformers `1_Pooling/config.json`, `cls` where
+    there is none; `kdplug.teacher.pooling`), `cls` (the [CLS] vector) or
+    `mean` (the mean over the real, non-padding tokens)."""
 
     source: str
     tokenizer: Optional[str] = None
     finetune: Optional[FinetuneConfig] = None
     dropout: Fraction = 0.1
     pipeline: Optional[TeacherPipelineConfig] = None
-    pooling: Literal["cls", "mean", "auto"] = "cls"
+    pooling: Literal["cls", "mean", "auto"] = "auto"
 
 
 @dataclasses.dataclass

@@ -20,11 +20,17 @@ PLATEAU_TOLERANCE = 0.05
 # Fewer examples than this say nothing.
 MIN_EXAMPLES = 20
 
+# A hard cross-entropy below this fraction of ln C has left the uniform
+# guess (`escape_step`).
+ESCAPE_LEVEL = 0.9
+
 ADVICE = (
-    "likely causes: a learning rate too low (or too high) for the student, a "
+    "likely causes: a head reading [CLS] of a checkpoint trained with mean "
+    "pooling, a learning rate too low (or too high) for the student, a "
     "head that starts from scratch or from weights trained for another "
     "pooling, loss terms on intermediate layers that outweigh the prediction "
-    "terms early on, or too few steps; try student.init: teacher, "
+    "terms early on, or too few steps; try teacher.pooling: auto (the "
+    "checkpoint's own pooling) or mean, student.init: teacher, "
     "training.learning_rate between 5e-5 and 3e-4, training.warmup_ratio 0.1, "
     "a lower weight for the intermediate-layer terms, or more "
     "epochs (docs/results.md, 'Escaping the majority class')")
@@ -101,6 +107,36 @@ def plateau_check(hard_loss, num_classes):
         return False
     uniform = math.log(num_classes)
     return abs(hard_loss - uniform) <= PLATEAU_TOLERANCE * uniform
+
+
+def escape_step(steps, hard_losses, num_classes, window=1):
+    """The first logged optimizer step whose hard cross-entropy is below
+    `ESCAPE_LEVEL * ln C`: how long a student sat at the uniform guess.
+
+    Args:
+        steps: the logged steps, ascending (e.g. a stage's
+            `report["step_history"][stage]["step"]`).
+        hard_losses: the hard cross-entropy logged at each of them (a mean
+            over the `window` steps up to it; None where not logged).
+        num_classes: int. C.
+        window: int. Steps each logged value covers (`--log-every`): the
+            step returned is the last of the first window below the level,
+            counted from the first step of `steps` (1-based).
+
+    Returns:
+        int, or None when the loss never gets below the level.
+
+    Examples:
+
+    >>> escape_step([5, 10, 15, 20], [0.69, 0.69, 0.61, 0.40], 2, window=5)
+    15
+    """
+    level = ESCAPE_LEVEL * math.log(num_classes)
+    first = steps[0] if steps else 0
+    for step, value in zip(steps, hard_losses):
+        if value is not None and math.isfinite(value) and value < level:
+            return step - first + window
+    return None
 
 
 def _unchecked(n):

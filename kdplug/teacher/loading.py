@@ -6,13 +6,13 @@ import os
 
 import keras_hub
 
+from kdplug.config.sources import resolve_source
 from kdplug.errors import ConfigError
 from kdplug.models import BertClassifier
 from kdplug.models import HubTextClassifier
 from kdplug.models.saving import load_model
 from kdplug.teacher.pooling import resolve_pooling
 from kdplug.teacher.sources import check_source_folder
-from kdplug.teacher.sources import resolve_source
 
 log = logging.getLogger(__name__)
 
@@ -224,9 +224,9 @@ def _pooling(teacher_cfg, source, per_token):
     if per_token:
         return "cls"
     pooling = resolve_pooling(asked, source)
-    if asked == "auto":
-        log.info("teacher.pooling: auto: the head reads %s", {
-            "cls": "the [CLS] vector", "mean": "the mean of the tokens"}[pooling])
+    if asked == "auto" and pooling != "cls":
+        log.info("teacher.pooling: auto: %s was trained with %s pooling; the "
+                 "sentence head reads the same", source, pooling)
     return pooling
 
 

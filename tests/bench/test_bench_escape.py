@@ -43,7 +43,7 @@ def test_the_subsample_is_stratified_shuffled_and_keeps_dev_and_test(tmp_path):
 def test_every_row_builds_a_valid_config(row, tmp_path):
     doc = escape.build_doc(row, "tweets", 1, options(tmp_path))
     config = config_from_dict(doc, file=os.path.join(ROOT, "runs", "x.yaml"))
-    assert config.teacher.pooling == row.changes.get("teacher.pooling", "cls")
+    assert config.teacher.pooling == row.changes.get("teacher.pooling", "auto")
     assert config.seed == 1 and config.training.epochs == 2
     assert config.teacher.finetune.seed == 0 and config.teacher.finetune.epochs == 2
     assert not config.augment and not config.export
@@ -82,3 +82,6 @@ def test_render_counts_never_and_collapses():
     text = escape.render(results)
     assert ("| `shipped/pkd_skip` | as shipped | movie | 0, 1 | 40, never (of 190) | "
             "0.6550 ± 0.2051 | 0.510 | 1 of 2 |") in text
+    assert text.endswith("As shipped: 2 run(s) of 1 config(s), 1 collapsed, 1 never escaped; "
+                         "the latest escape is `shipped/pkd_skip` (movie, seed 0) at step 40 "
+                         "of 190 (21%).")

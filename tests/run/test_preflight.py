@@ -33,13 +33,15 @@ def test_a_mapping_beyond_the_students_layers_fails(tmp_path, capsys):
     assert "student layer 3, which does not exist" in err
 
 
-def test_methods_with_their_own_runner_are_not_dry_built(tmp_path):
+def test_a_runner_of_its_own_without_check_build_is_not_dry_built(tmp_path):
+    """A method's own runner dry-builds in `Runner.check_build` (mtdnn-ensemble
+    and cmlm-seq2seq: tests/plugins); one that has none builds nothing."""
     path = write_toy_config(tmp_path, {"name": "kd"})
     config = load_config(path)
     assert check_build(config)  # single-task: built
     config.method.name = "mtdnn-ensemble"
 
-    class Manager:  # a method whose runner is its own
+    class Manager:  # a method whose runner is its own, without check_build
         methods = {"mtdnn-ensemble": type("M", (), {
             "__init__": lambda self, cfg: None, "runner": object()})}
 

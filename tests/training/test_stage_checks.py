@@ -11,6 +11,7 @@ import tensorflow as tf
 from kdplug.data.batch_mix import BatchMix
 from kdplug.data.batch_mix import dominated_probability
 from kdplug.evaluation.collapse import collapse_check
+from kdplug.evaluation.collapse import escape_step
 from kdplug.evaluation.collapse import plateau_check
 from kdplug.evaluation.report import check_lines
 from kdplug.evaluation.report import collapse_lines
@@ -92,6 +93,19 @@ def test_collapse_and_plateau_by_hand():
     assert not collapse_check("class", one_class[:5], labels[:5])["checked"]
     assert plateau_check(math.log(3) * 1.03, 3) and not plateau_check(0.5, 3)
     assert not plateau_check(float("nan"), 2) and not plateau_check(None, 2)
+
+
+def test_escape_step_by_hand():
+    # ln 2 = 0.693, the level 0.9 ln 2 = 0.624; windows of 5 logged at
+    # steps 105, 110, ...: the window ending at 115 is the first below it,
+    # its last step the 15th of the stage.
+    steps, losses = [105, 110, 115, 120], [0.70, 0.63, 0.62, 0.30]
+    assert escape_step(steps, losses, 2, window=5) == 15
+    assert escape_step(steps, [0.70, None, float("nan"), 0.60], 2, window=5) == 20
+    assert escape_step(steps, [0.69] * 4, 2, window=5) is None
+    # three classes: ln 3 = 1.099, the level 0.989
+    assert escape_step([1, 2, 3], [1.05, 0.99, 0.98], 3) == 3
+    assert escape_step([], [], 2) is None
 
 
 def constant_model(bias):
