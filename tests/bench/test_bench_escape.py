@@ -69,6 +69,8 @@ def test_escape_step_by_hand():
     # no hard term: accuracy above 0.55 + 0.1 from the window ending at 15
     acc = [0.5, 0.55, 0.7, 0.8, 0.8, 0.9]
     assert escape.escape_step(report(accuracy=acc)) == (15, "accuracy")
+    # neither a hard term nor labels (FastBERT's branches log accuracy 0)
+    assert escape.escape_step(report(accuracy=[0.0] * 6)) == (None, "n/a")
     assert level < 0.65
 
 
