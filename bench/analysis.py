@@ -34,14 +34,15 @@ import subprocess
 import sys
 import time
 
-from benchlib import cpu_model  # bench/ is the script's folder
+from benchlib import RESULTS_PAGE  # bench/ is the script's folder
+from benchlib import ROOT
+from benchlib import add_write_docs_argument
+from benchlib import cpu_model
 from benchlib import parse_seeds
 from benchlib import usable_cpus
 from benchlib import write_marked_section
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULT = os.path.join(ROOT, "bench", "results", "analysis.json")
-OUT = os.path.join(ROOT, "docs", "results.md")
 IMG = os.path.join(ROOT, "docs", "img")
 SECTION = "analysis"
 
@@ -70,7 +71,7 @@ def train_missing(run_root, python=sys.executable):
     results = os.path.join(ROOT, "runs", "analysis", "students.json")
     command = [python, os.path.join(ROOT, "bench", "quality.py"), "--only",
                ",".join(missing), "--run-root", run_root, "--results", results,
-               "--out", os.path.join(ROOT, "runs", "analysis", "students.md")]
+               "--write-docs", os.path.join(ROOT, "runs", "analysis", "students.md")]
     print("training:", " ".join(command), flush=True)
     subprocess.run(command, cwd=ROOT, check=True)
     return missing
@@ -227,11 +228,12 @@ def parse_args(argv):
     parser.add_argument("--probe", default="logistic", choices=("logistic", "mlp"))
     parser.add_argument("--run-root", default=os.path.join(ROOT, "runs", "quality"),
                         help="the quality bench's run folders")
-    parser.add_argument("--out", default=OUT, help="Markdown file (default docs/results.md)")
+    add_write_docs_argument(parser, always="docs/results.md")
     parser.add_argument("--render-only", action="store_true",
                         help="only rewrite the section from bench/results/analysis.json")
     args = parser.parse_args(argv)
     args.seed_list = parse_seeds(parser, args.seeds)
+    args.write_docs = args.write_docs or RESULTS_PAGE
     return args
 
 
@@ -246,8 +248,8 @@ def main(argv=None):
     else:
         train_missing(args.run_root)
         result = analyse(args)
-    write_marked_section(args.out, SECTION, render(result))
-    print(f"wrote {args.out}")
+    write_marked_section(args.write_docs, SECTION, render(result))
+    print(f"wrote {args.write_docs}")
     return 0
 
 

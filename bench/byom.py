@@ -1,6 +1,7 @@
 """Bring your own model, checked on the real teacher (issue #16).
 
-    python bench/byom.py [--quickstart runs/quickstart] [--write docs/results.md]
+    python bench/byom.py [--quickstart runs/quickstart] [--write-docs [PATH]]
+    python bench/byom.py --render-only --write-docs   # the section from the stored results
 
 1. The quickstart run (`configs/quickstart.yaml`: MiniLM-L6 fine-tuned 1
    epoch, kd into its layers 1, 3, 5) is run when its folder is missing; its
@@ -19,7 +20,7 @@
 It prints both pairs of accuracies side by side (the run's own teacher
 accuracy vs keras-hub's; the run's student accuracy vs keras-hub's on the
 exported preset), writes them to `bench/results/byom.json` and, with
-`--write`, a section of `docs/results.md`.
+`--write-docs`, the `byom` section of `docs/results.md`.
 """
 
 import argparse
@@ -31,12 +32,13 @@ import time
 
 import yaml
 
-from benchlib import write_marked_section
+from benchlib import RESULTS_PAGE  # bench/ is the script's folder
+from benchlib import ROOT
+from benchlib import add_measurement_arguments
+from benchlib import measurement_section
 from kdplug import storage
 from kdplug.storage import tree_size
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS = os.path.join(ROOT, "bench", "results", "byom.json")
 
 # Runs in a process that never imports kdplug.
 KERAS_HUB_ACCURACY = """
@@ -83,21 +85,22 @@ def save_teacher_preset(run_dir, folder):
     return run.config
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quickstart", default=os.path.join(ROOT, "runs", "quickstart"))
-    parser.add_argument("--write", metavar="FILE", help="e.g. docs/results.md")
-    args = parser.parse_args(argv)
+def measure(quickstart):
+    """Runs the five steps and returns what `bench/results/byom.json` keeps.
+
+    Args:
+        quickstart: the quickstart's run folder (run first when missing).
+    """
     seconds = {}
     start = time.perf_counter()
-    if not os.path.isfile(os.path.join(args.quickstart, "metrics.json")):
+    if not os.path.isfile(os.path.join(quickstart, "metrics.json")):
         kdplug("run", os.path.join(ROOT, "configs", "quickstart.yaml"))
     seconds["quickstart"] = time.perf_counter() - start
-    quick = storage.read_json(os.path.join(args.quickstart, "metrics.json"))
+    quick = storage.read_json(os.path.join(quickstart, "metrics.json"))
     work = os.path.join(ROOT, "runs", "byom")
     teacher_dir = os.path.join(work, "teacher-preset")
     os.makedirs(work, exist_ok=True)
-    config = save_teacher_preset(args.quickstart, teacher_dir)
+    config = save_teacher_preset(quickstart, teacher_dir)
     data = config.resolve_path(config.data.path)
     start = time.perf_counter()
     teacher_hub = keras_hub_accuracy(teacher_dir, data)
@@ -117,8 +120,8 @@ def main(argv=None):
     report = storage.read_json(os.path.join(work, "run", "metrics.json"))
     student_dir = os.path.join(work, "run", "export", "keras_hub_preset")
     student_hub = keras_hub_accuracy(student_dir, data)
-    results = {
-        "quickstart_folder_mb": tree_size(args.quickstart) / 2**20,
+    return {
+        "quickstart_folder_mb": tree_size(quickstart) / 2**20,
         "quickstart_teacher": quick["teacher"]["accuracy"],
         "teacher_in_run": report["teacher"]["accuracy"],
         "teacher_keras_hub": teacher_hub["accuracy"],
@@ -128,8 +131,15 @@ def main(argv=None):
         "student_preset_mb": tree_size(student_dir) / 2**20,
         "seconds": seconds,
     }
-    storage.write_json(RESULTS, results)
-    table = "\n".join([
+
+
+def render(results):
+    """The `byom` section from the stored results.
+
+    Args:
+        results: `bench/results/byom.json`'s content.
+    """
+    return "\n".join([
         "## Bring your own model: a keras-hub preset teacher, a keras-hub preset student",
         "",
         "`python bench/byom.py` (issue #16): the quickstart's fine-tuned MiniLM-L6 "
@@ -148,9 +158,14 @@ def main(argv=None):
         f"The quickstart run folder: {results['quickstart_folder_mb']:.1f} MB "
         f"(teacher {results['quickstart_teacher']:.4f}).",
     ])
-    print(table)
-    if args.write:
-        write_marked_section(os.path.join(ROOT, args.write), "byom", table)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quickstart", default=os.path.join(ROOT, "runs", "quickstart"))
+    add_measurement_arguments(parser, "byom", RESULTS_PAGE)
+    args = parser.parse_args(argv)
+    measurement_section(args, "byom", lambda: measure(args.quickstart), render)
 
 
 if __name__ == "__main__":

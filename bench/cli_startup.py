@@ -6,7 +6,7 @@ user waits for), with this working tree and with a baseline revision of
 kdplug (default `680f845`, the last landed release, whose commands
 import TensorFlow) side by side: the two alternate within every round, so machine
 noise hits both alike. Prints median seconds, the ratio baseline / this,
-and whether TensorFlow was imported; `--write` puts the table in
+and whether TensorFlow was imported; `--write-docs` puts the table in
 docs/performance.md between the `cli-startup` markers.
 
 The baseline runs from a `git worktree` of that revision, put first on
@@ -14,7 +14,7 @@ The baseline runs from a `git worktree` of that revision, put first on
 history; the installed entry points are shared (the same plugin names).
 
     python bench/cli_startup.py                  # 7 rounds, prints the table
-    python bench/cli_startup.py --rounds 15 --write
+    python bench/cli_startup.py --rounds 15 --write-docs
     python bench/cli_startup.py --baseline none  # this tree only
 """
 
@@ -30,8 +30,8 @@ import time
 
 import benchlib
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DOC = os.path.join(ROOT, "docs", "performance.md")
+ROOT = benchlib.ROOT
+DOC = benchlib.PERFORMANCE_PAGE
 DEFAULT_BASELINE = "680f845"
 LIMIT_S = 1.5  # the target for every command on a 2-core machine
 COMMANDS = {
@@ -109,7 +109,7 @@ def render(runs, baseline, rounds):
         f"### CLI start-up ({today}: {benchlib.cpu_model()}, "
         f"{benchlib.usable_cpus()} cores, median of {rounds})",
         "",
-        "Measured by `python bench/cli_startup.py --write`: each command in a "
+        "Measured by `python bench/cli_startup.py --write-docs`: each command in a "
         "fresh interpreter, this tree and "
         + (f"kdplug at `{baseline}` alternating in every round." if baseline
            else "no baseline."),
@@ -141,9 +141,7 @@ def parse_args(argv=None):
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--baseline", default=DEFAULT_BASELINE,
                         help="git revision to compare with, or 'none'")
-    parser.add_argument("--write", action="store_true",
-                        help=f"write the section into {os.path.relpath(DOC, ROOT)}")
-    parser.add_argument("--doc", default=DOC)
+    benchlib.add_write_docs_argument(parser, DOC)
     return parser.parse_args(argv)
 
 
@@ -162,8 +160,8 @@ def run(args):
                                capture_output=True)
     section = render(runs, baseline, args.rounds)
     print(section)
-    if args.write:
-        benchlib.write_marked_section(args.doc, "cli-startup", section)
+    if args.write_docs:
+        benchlib.write_marked_section(args.write_docs, "cli-startup", section)
     return {"runs": runs, "section": section}
 
 

@@ -42,23 +42,23 @@ import os
 import statistics
 import sys
 
-import yaml
-
 from kdplug.evaluation.collapse import ESCAPE_LEVEL
 
 from benchlib import ROOT  # bench/ is the script's folder
 from benchlib import Job
+from benchlib import add_write_docs_argument
 from benchlib import campaign_paths
+from benchlib import load_base
+from benchlib import load_results
+from benchlib import machine
 from benchlib import markers
 from benchlib import parse_seeds
 from benchlib import prepare_run_dir
 from benchlib import run_child
 from benchlib import run_jobs
+from benchlib import save_results
+from benchlib import write_config
 from benchlib import write_marked_section
-from quality import load_base
-from quality import machine
-from quality import save_results
-from quality import write_config
 
 START, END = markers("escape")
 SUBSAMPLE = 3000
@@ -344,7 +344,7 @@ def parse_args(argv):
     parser.add_argument("--timeout", type=float, default=None)
     parser.add_argument("--run-root")
     parser.add_argument("--results")
-    parser.add_argument("--out")
+    add_write_docs_argument(parser, always="docs/results.md")
     args = parser.parse_args(argv)
     args.smoke = False
     args.seeds = parse_seeds(parser, args.seeds)
@@ -358,13 +358,6 @@ def parse_args(argv):
         parser.error(f"--only: no row matches {wanted}; rows: "
                      + ", ".join(r.id for r in ROWS))
     return args
-
-
-def load_results(path):
-    if os.path.isfile(path):
-        with open(path) as f:
-            return json.load(f)
-    return {"results": {}}
 
 
 def main(argv=None):

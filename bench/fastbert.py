@@ -32,7 +32,8 @@ about 8-9 minutes cold, 5 with a cached teacher.
 
 `--smoke` runs the same code on a 3-layer tiny preset
 (`kdplug.testing.write_tiny_preset`) and toy data, and writes its PNG and
-Markdown under the run folder (never into docs/ unless `--docs` says so).
+Markdown under the run folder (never into docs/ unless `--write-docs` says so;
+the PNG goes to `img/` beside the page).
 """
 
 import argparse
@@ -55,7 +56,6 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = os.path.join(ROOT, "configs", "fastbert.yaml")
 START, END = markers("fastbert")
-RESULTS = "results.md"
 IMAGE = os.path.join("img", "fastbert_curve.png")
 # The accuracy loss the paper's claim allows, also where the text quotes the
 # fastest threshold within it (a point on one run's curve, not a verdict).
@@ -116,12 +116,13 @@ def run(args):
     report = Experiment(cfg).run()
     wall = time.perf_counter() - start
     curve = report["method_evaluation"]["fastbert_curve"]
-    os.makedirs(os.path.join(args.docs, "img"), exist_ok=True)
-    shutil.copyfile(curve["paths"]["png"], os.path.join(args.docs, IMAGE))
+    image = os.path.join(os.path.dirname(args.write_docs), IMAGE)
+    os.makedirs(os.path.dirname(image), exist_ok=True)
+    shutil.copyfile(curve["paths"]["png"], image)
     section = render(cfg, report, curve, wall, smoke=args.smoke)
-    path = os.path.join(args.docs, RESULTS)
+    path = args.write_docs
     write_marked_section(path, "fastbert", section)
-    print(f"bench/fastbert.py: wrote {path} and {os.path.join(args.docs, IMAGE)} "
+    print(f"bench/fastbert.py: wrote {path} and {image} "
           f"({wall:.0f} s)")
     return {"report": report, "curve": curve, "results": path, "seconds": wall}
 

@@ -1,7 +1,7 @@
 """`FusedAdamW` against Keras' AdamW, measured side by side.
 
     python bench/fused_adam.py [--rounds 3] [--steps 20] [--toy-runs 3]
-                               [--write docs/performance.md]
+                               [--write-docs [PATH]]
 
 (a) Per model, BERT classifiers of two sizes with random weights (the shapes
     are what matters): kdplug's 2-layer toy BERT (width 16, the test suite's)
@@ -18,8 +18,8 @@
     fine-tuned 1 epoch, student 2 epochs, `kdplug.testing.write_toy_config`)
     N times with each optimizer, alternating: the median wall time.
 
-`--write` puts the tables between the `<!-- fused-adam:start/end -->`
-markers of that file (text outside them is kept).
+`--write-docs` puts the tables between the `<!-- fused-adam:start/end -->`
+markers of docs/performance.md (or PATH; text outside them is kept).
 """
 
 import argparse
@@ -35,7 +35,9 @@ import keras  # noqa: E402
 import keras_hub  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from benchlib import cpu_model  # noqa: E402  (bench/ is the script's folder)
+from benchlib import PERFORMANCE_PAGE  # noqa: E402  (bench/ is the script's folder)
+from benchlib import add_write_docs_argument  # noqa: E402
+from benchlib import cpu_model  # noqa: E402
 from benchlib import usable_cpus  # noqa: E402
 from benchlib import write_marked_section  # noqa: E402
 from kdplug import testing  # noqa: E402
@@ -206,16 +208,15 @@ def main(argv=None):
                         help="later steps timed per model, optimizer and round")
     parser.add_argument("--toy-runs", type=int, default=3,
                         help="toy kdplug runs per optimizer (0: none)")
-    parser.add_argument("--write", metavar="FILE",
-                        help="put the tables in FILE between the fused-adam markers")
+    add_write_docs_argument(parser, PERFORMANCE_PAGE)
     args = parser.parse_args(argv)
     tf.config.threading.set_intra_op_parallelism_threads(usable_cpus())
     rows = bench_steps(args.rounds, args.steps)
     toy = bench_toy_runs(args.toy_runs) if args.toy_runs else None
     section = render(rows, toy, args)
     print(section)
-    if args.write:
-        write_marked_section(args.write, "fused-adam", section)
+    if args.write_docs:
+        write_marked_section(args.write_docs, "fused-adam", section)
 
 
 if __name__ == "__main__":

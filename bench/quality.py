@@ -25,29 +25,26 @@ stored result after each run; nothing else in that file is touched.
 """
 
 import argparse
-import datetime
-import fcntl
-import importlib.metadata
-import json
 import os
-import platform
 import statistics
 import sys
-import time
 
-import yaml
-
-from benchlib import ROOT  # bench/ is the script's folder
-from benchlib import Job
+from benchlib import Job  # bench/ is the script's folder
+from benchlib import SmokeSetup
+from benchlib import add_write_docs_argument
 from benchlib import campaign_paths
-from benchlib import cpu_model
+from benchlib import load_base
+from benchlib import load_results
 from benchlib import markers
 from benchlib import mean_sd_cell
 from benchlib import parse_seeds
 from benchlib import prepare_run_dir
-from benchlib import run_child
+from benchlib import run_config
 from benchlib import run_jobs
-from benchlib import usable_cpus
+from benchlib import run_summary
+from benchlib import save_results
+from benchlib import validate_config
+from benchlib import write_config
 from benchlib import write_marked_section
 
 START, END = markers("quality")
@@ -196,18 +193,18 @@ TARGETS_TEXT = (
 # Configs
 
 
-def estimate_s(row, args):
-    mobile = row.id == "mobilebert_progressive"
-    value = row.estimate_s(args.epochs, args.aug_n)
-    if mobile:  # 7 stages
-        value = RUN_OVERHEAD_S + 7 * STEPS_PER_EPOCH * args.epochs * (
+def estimate_s(row, epochs=1, aug_n=2):
+    """The row's estimated wall time on 2 CPU cores (seconds).
+
+    Args:
+        row: the `Row`.
+        epochs: epochs of task data per stage.
+        aug_n: tang samples per sentence (`bilstm_aug`).
+    """
+    if row.id == "mobilebert_progressive":  # 7 stages
+        return RUN_OVERHEAD_S + 7 * STEPS_PER_EPOCH * epochs * (
             STEP_S["bottleneck"] + TEACHER_FORWARD_S)
-    return value
-
-
-def load_base(name):
-    with open(os.path.join(ROOT, "configs", f"{name}.yaml"), encoding="utf-8") as f:
-        return yaml.safe_load(f)
+    return row.estimate_s(epochs, aug_n)
 
 
 def build_doc(row, seed, args, smoke=None, shared_teacher=None):
@@ -259,228 +256,23 @@ def build_doc(row, seed, args, smoke=None, shared_teacher=None):
     return doc
 
 
-class SmokeSetup:
-    """A tiny keras-hub preset and toy data standing in for MiniLM-L6 and
-    movie_snippets (`--smoke`): the same code paths in about a minute."""
-
-    def __init__(self, folder):
-        from kdplug import testing
-
-        os.makedirs(folder, exist_ok=True)
-        self.preset = os.path.join(folder, "teacher")
-        if not os.path.isdir(self.preset):
-            testing.write_tiny_preset(self.preset, num_layers=4, hidden_dim=16)
-        self.data = os.path.join(folder, "toy.tsv")
-        if not os.path.isfile(self.data):
-            testing.write_toy_tsv(self.data, num_examples=120)
-
-    def apply(self, doc):
-        doc["data"].update(path=self.data, sequence_length=16)
-        doc["teacher"] = {"source": self.preset, "dropout": 0.0, "finetune": {
-            "epochs": 1, "batch_size": 16, "learning_rate": 3e-3}}
-        doc["training"].update(batch_size=16, learning_rate=3e-3, jit_compile=False,
-                               verbose=0)
-        student = doc.get("student") or {}
-        if student.get("kind") == "narrow":
-            student.update(num_layers=2, hidden_dim=12, intermediate_dim=24,
-                           num_heads=2)
-        if student.get("kind") == "bottleneck":
-            student.update(intra_dim=8, num_heads=2, intermediate_dim=16,
-                           embedding_dim=8)
-        if student.get("kind") == "bilstm":
-            student.update(embedding_dim=8, lstm_units=8, hidden_dim=16)
-        if doc["method"]["name"] == "tinybert":
-            doc["method"]["head_reduction"] = None
-
-
-def write_config(doc, path):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        yaml.safe_dump(doc, f, sort_keys=False)
-    return path
-
-
-# --------------------------------------------------------------------------
-# Running
-
-
-def teacher_job(config_path, result_path):
-    """The teacher row: fine-tune (cached) and evaluate the teacher alone.
-
-    Also saves a `.keras` copy of the fine-tuned teacher (weights only, no
-    optimizer) for the runs with other seeds, and writes a report shaped like
-    `kdplug run`'s `metrics.json` to `result_path`.
-    """
-    import keras
-
-    from kdplug import storage
-    from kdplug.config import load_config
-    from kdplug.data import read_splits
-    from kdplug.evaluation.measure import accuracy
-    from kdplug.evaluation.measure import count_params
-    from kdplug.evaluation.measure import first_examples
-    from kdplug.evaluation.measure import latency_ms
-    from kdplug.run import RunContext
-    from kdplug.run import SingleTaskRunner
-    from kdplug.run import TeacherSetup
-    from kdplug.run.teacher_setup import EVAL_BATCH_SIZE
-    from kdplug.storage import cache_root
-    from kdplug.teacher.finetune import TeacherFinetuner
-    from kdplug.teacher.loading import load_teacher
-    from kdplug.teacher.sources import resolve_source
-
-    cfg = load_config(config_path)
-    keras.utils.set_random_seed(cfg.seed)
-    context = RunContext.create(cfg)
-    splits = read_splits(cfg.data, cfg.resolve_path, seed=cfg.seed)
-    teacher, tokenizer, info = SingleTaskRunner(context.method(), context).prepare_teacher(
-        splits)
-    test_ds = TeacherSetup(context).encoder(tokenizer).dataset(
-        splits["test"], max(cfg.training.batch_size, EVAL_BATCH_SIZE))
-    start = time.perf_counter()
-    measured = {
-        "accuracy": accuracy(teacher, test_ds),
-        "params": count_params(teacher),
-        "latency_ms": latency_ms(teacher, first_examples(test_ds, 1),
-                                 runs=cfg.evaluation.latency_runs),
-    }
-    finetuner = TeacherFinetuner(cfg, resolve_source(cfg.teacher.source, cfg.resolve_path))
-    shared = os.path.join(cache_root(), "bench", f"teacher-{finetuner.key()}.keras")
-    if not os.path.isfile(shared):
-        fresh, _, _ = load_teacher(cfg.teacher, cfg.data.num_classes, cfg.resolve_path)
-        fresh.load_weights(finetuner.weights_path)
-        storage.save_model(fresh, shared)
-    report = {
-        "name": cfg.name, "method": "teacher", "test_examples": len(splits["test"]),
-        "teacher": dict(measured, finetune=info), "student": measured,
-        "seconds": {"teacher fine-tuning": (info or {}).get("seconds", 0.0),
-                    "evaluation": time.perf_counter() - start},
-        "shared_teacher": shared,
-    }
-    storage.write_json(result_path, report)
-    return report
-
-
-def run_in_process(row, config_path, report_path):
-    if row.kind == "teacher":
-        return teacher_job(config_path, report_path)
-    from kdplug.config import load_config
-    from kdplug.run.experiment import Experiment
-
-    return Experiment(load_config(config_path)).run()
-
-
-def run_subprocess(row, config_path, report_path, log_path, timeout, gpu=False):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    if not gpu:
-        env["CUDA_VISIBLE_DEVICES"] = ""  # a CPU benchmark
-    if row.kind == "teacher":
-        command = [sys.executable, os.path.abspath(__file__), "--teacher-job",
-                   config_path, report_path]
-    else:
-        command = [sys.executable, "-m", "kdplug.cli", "run", config_path]
-    with open(log_path, "w") as log:
-        log.write("$ " + " ".join(command) + "\n")
-        log.flush()
-        proc = run_child(command, log, timeout, cwd=ROOT, env=env)
-    if proc.returncode != 0:
-        with open(log_path, encoding="utf-8", errors="replace") as f:
-            tail = f.read()[-2000:]
-        raise RuntimeError(f"exit status {proc.returncode}; log {log_path}:\n{tail}")
-    with open(report_path) as f:
-        return json.load(f)
-
-
 def summarise(row, seed, report, args, wall_s):
-    """What the results file keeps of one run's report."""
-    seconds = report.get("seconds", {})
-    stage_s = sum(v for k, v in seconds.items() if k.startswith("stage "))
-    if row.kind == "teacher":
-        stage_s = seconds.get("teacher fine-tuning", 0.0)
-    cache = report.get("teacher_output_cache")
-    transfer = report.get("transfer_set") or {}
-    return {
-        "row": row.id,
-        "seed": seed,
-        "epochs": args.epochs,
-        "aug_n": args.aug_n if row.id == "bilstm_aug" else None,
-        "accuracy": report["student"]["accuracy"],
-        "teacher_accuracy": report["teacher"]["accuracy"],
-        "params": report["student"]["params"],
-        "latency_ms": report["student"]["latency_ms"]["median"],
-        "train_s": stage_s,
-        "seconds": seconds,
-        "teacher_outputs": None if cache is None else {
-            "cached": bool(cache.get("cached")),
-            "seconds": seconds.get("teacher outputs"),
-        },
-        "transfer_set": transfer,
-        "history": {stage: {k: v[-1] for k, v in h.items() if v}
-                    for stage, h in (report.get("history") or {}).items()},
-        "shared_teacher": report.get("shared_teacher"),
-        "wall_s": wall_s,
-        "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(
-            timespec="seconds"),
-        "machine": machine(gpu_hidden=not args.gpu and not args.in_process),
-        "smoke": bool(args.smoke),
-    }
+    """What the results file keeps of one run's report (`run_summary`,
+    with the row, seed and budget).
 
-
-def machine(gpu_hidden=True):
-    """CPU and library versions of this machine (without importing TF)."""
-    def version(name):
-        try:
-            return importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            return None
-
-    return {
-        "cpus": usable_cpus(),
-        "cpu": cpu_model(),
-        "python": platform.python_version(),
-        "tensorflow": version("tensorflow") or version("tensorflow-cpu"),
-        "keras": version("keras"),
-        "keras_hub": version("keras-hub"),
-        "gpu_hidden": gpu_hidden,
-    }
-
-
-def load_results(path):
-    if os.path.isfile(path):
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    return {"results": {}}
-
-
-def save_results(path, results):
-    """Writes `results` (`{"results": {key: entry}}`) to `path`, keeping the
-    rows another process wrote there since this one read it: campaigns that
-    run in parts may run two at once on one results file (e.g. a row from
-    each work tree), and the last to save would otherwise drop the other's
-    rows. A key both hold keeps the entry `finished` last (a failure, which
-    has no `finished`, counts as oldest; a tie keeps this process's), so a
-    stale copy never overwrites a newer measurement and a failed re-run
-    never overwrites a result. `results` gets the merged rows too (so this
-    process's Markdown shows them). The read and the write hold an
-    exclusive lock on `<path>.lock`."""
-    from kdplug import storage
-
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path + ".lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            mine = results["results"]
-            for key, entry in load_results(path).get("results", {}).items():
-                if key not in mine or _finished(entry) > _finished(mine[key]):
-                    mine[key] = entry
-            storage.write_json(path, results, indent=1, sort_keys=True)
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
-def _finished(entry):
-    """When a stored row finished (ISO 8601, UTC), "" for a failure."""
-    return entry.get("finished") or ""
+    Args:
+        row: the `Row`.
+        seed: the run's seed.
+        report: its report.
+        args: the parsed options (`epochs`, `aug_n`, `gpu`, `in_process`,
+            `smoke`).
+        wall_s: its wall time.
+    """
+    return dict(row=row.id, seed=seed, epochs=args.epochs,
+                aug_n=args.aug_n if row.id == "bilstm_aug" else None,
+                **run_summary(report, wall_s, teacher=row.kind == "teacher",
+                              gpu_hidden=not args.gpu and not args.in_process,
+                              smoke=args.smoke))
 
 
 # --------------------------------------------------------------------------
@@ -694,18 +486,19 @@ Each section names the machine its numbers were measured on.
 
 
 def estimates_text(epochs=1, aug_n=2):
-    class _A:
-        pass
+    """Every row's estimated wall time, and each group's (`--list`).
 
-    a = _A()
-    a.epochs, a.aug_n = epochs, aug_n
+    Args:
+        epochs: epochs of task data per stage.
+        aug_n: tang samples per sentence (`bilstm_aug`).
+    """
     lines = [f"Estimated wall time per row on 2 CPU cores, --epochs {epochs}, "
              f"seed 0, cold caches (teacher fine-tuning ~{TEACHER_FINETUNE_S} s "
              f"happens once, in the first row run; a teacher-output precompute "
              f"~{TEACHER_OUTPUTS_S} s once per tap set):", ""]
     total = {}
     for row in ROWS:
-        est = estimate_s(row, a)
+        est = estimate_s(row, epochs, aug_n)
         total[row.group] = total.get(row.group, 0) + (est if row.default else 0)
         flag = "" if row.default else "  (not in the default set)"
         lines.append(f"  {row.id:<24} {row.group:<11} ~{est / 60:4.1f} min{flag}")
@@ -730,7 +523,7 @@ def parse_args(argv):
                         help="epochs of task data per stage (default 1)")
     parser.add_argument("--aug-n", type=int, default=2,
                         help="tang samples per sentence for bilstm_aug (default 2)")
-    parser.add_argument("--out", help="Markdown file (default docs/results.md)")
+    add_write_docs_argument(parser, always="docs/results.md")
     parser.add_argument("--results", help="results JSON (default "
                         "bench/results/quality.json)")
     parser.add_argument("--run-root", help="run folders (default runs/quality)")
@@ -751,8 +544,6 @@ def parse_args(argv):
                         help="seconds per run before it is stopped")
     parser.add_argument("--gpu", action="store_true",
                         help="let runs use a GPU (default: CPU only)")
-    parser.add_argument("--teacher-job", nargs=2, metavar=("CONFIG", "REPORT"),
-                        help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.epochs < 1 or args.aug_n < 1:
         parser.error("--epochs and --aug-n must be >= 1")
@@ -783,9 +574,6 @@ def select_rows(only, parser=None):
 
 def main(argv=None):
     args = parse_args(argv)
-    if args.teacher_job:
-        teacher_job(*args.teacher_job)
-        return 0
     if args.list:
         print(estimates_text(args.epochs, args.aug_n))
         return 0
@@ -813,9 +601,9 @@ def main(argv=None):
             path = write_config(build_doc(row, seed, args, smoke,
                                           shared_teacher=_shared_teacher(results, args.smoke)),
                                 config_path(row, seed, args))
-            _validate(path)
+            validate_config(path)
             print(f"{row.id}/seed{seed}: {os.path.relpath(path)} OK "
-                  f"(estimate ~{estimate_s(row, args) / 60:.1f} min)")
+                  f"(estimate ~{estimate_s(row, args.epochs, args.aug_n) / 60:.1f} min)")
         return 0
     jobs = [job(row, 0 if row.kind == "teacher" else seed, args, results, smoke)
             for row, seed in todo]
@@ -852,11 +640,9 @@ def job(row, seed, args, results, smoke=None):
         return prepare_run_dir(run_dir, path)  # never stale stages
 
     def run():
-        if args.in_process:
-            return run_in_process(row, path, report_path)
-        return run_subprocess(row, path, report_path,
-                              os.path.join(args.run_root, f"{name}.log"), args.timeout,
-                              gpu=args.gpu)
+        return run_config(path, report_path, os.path.join(args.run_root, f"{name}.log"),
+                          teacher=row.kind == "teacher", in_process=args.in_process,
+                          timeout=args.timeout, gpu=args.gpu)
 
     return Job(f"{row.id}/seed{seed}", run,
                summarise=lambda report, wall: summarise(row, seed, report, args, wall),
@@ -865,7 +651,7 @@ def job(row, seed, args, results, smoke=None):
                keep=lambda stored: _same_settings(stored, row, args),
                failure={"row": row.id, "seed": seed, "smoke": bool(args.smoke)},
                prepare=prepare,
-               estimate_s=None if args.smoke else estimate_s(row, args))
+               estimate_s=None if args.smoke else estimate_s(row, args.epochs, args.aug_n))
 
 
 def _same_settings(stored, row, args):
@@ -882,12 +668,6 @@ def _shared_teacher(results, smoke):
         if path and os.path.isfile(path):
             return path
     return None
-
-
-def _validate(config_path):
-    from kdplug.config import load_config
-
-    load_config(config_path)
 
 
 if __name__ == "__main__":

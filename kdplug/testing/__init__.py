@@ -10,6 +10,7 @@ from kdplug import testing
 teacher = testing.tiny_bert_classifier(num_layers=4, seed=0)
 x, y = testing.toy_batch(batch_size=8)
 ds = testing.toy_dataset(num_examples=64, batch_size=16)
+losses = testing.run_term_test(term, teacher_taps, student_taps, batch)  # a Term's contract
 ```
 """
 
@@ -24,6 +25,8 @@ import numpy as np
 import tensorflow as tf
 
 from kdplug.models import BertClassifier
+from kdplug.testing.serialization_checks import run_serialization_test  # noqa: F401
+from kdplug.testing.term_checks import run_term_test  # noqa: F401
 
 VOCAB_SIZE = 64
 SEQUENCE_LENGTH = 12

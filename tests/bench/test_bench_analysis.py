@@ -70,7 +70,7 @@ def test_render_only_rebuilds_the_section_from_the_stored_result(bench_script, t
         pytest.skip("no stored result yet: run `python bench/analysis.py`")
     out = tmp_path / "results.md"
     out.write_text("# Benchmark results\n\nBy hand.\n")
-    assert bench.main(["--render-only", "--out", str(out)]) == 0
+    assert bench.main(["--render-only", "--write-docs", str(out)]) == 0
     text = out.read_text()
     assert text.startswith("# Benchmark results\n\nBy hand.")
     assert "<!-- analysis:start -->\n## Analysis: what the students learn" in text

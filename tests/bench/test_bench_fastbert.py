@@ -24,7 +24,8 @@ def test_smoke_run_writes_png_and_section(bench, tmp_path, results_docs):
     (frozen), and the saved student exits early."""
     docs = results_docs
     out = bench.run(bench.parse_args([
-        "--smoke", "--output-dir", str(tmp_path / "run"), "--docs", str(docs)]))
+        "--smoke", "--output-dir", str(tmp_path / "run"),
+        "--write-docs", str(docs / "results.md")]))
     curve = out["curve"]
     assert curve["batch_sizes"] == [16, 4]
     layers = [r["avg_layers"] for r in curve["rows"]]
@@ -61,7 +62,7 @@ def test_smoke_run_writes_png_and_section(bench, tmp_path, results_docs):
 
 def test_real_mode_defaults(bench):
     args = bench.parse_args([])
-    assert args.docs == os.path.join(ROOT, "docs")
+    assert args.write_docs == os.path.join(ROOT, "docs", "results.md")
     assert args.batch_sizes == [64, 16] and args.epochs == 1
     with pytest.raises(SystemExit):
         bench.parse_args(["--batch-sizes", "1"])

@@ -65,7 +65,8 @@ def test_claim_lines_judge_each_task_with_a_teacher(bench):
 def test_smoke_run_writes_the_section(bench, tmp_path, results_docs):
     docs = results_docs
     out = bench.run(bench.parse_args([
-        "--smoke", "--output-dir", str(tmp_path / "run"), "--docs", str(docs)]))
+        "--smoke", "--output-dir", str(tmp_path / "run"),
+        "--write-docs", str(docs / "results.md")]))
     report = out["report"]
     assert list(report["variants"]) == [
         "single_task-toy_sentiment", "single_task-toy_score",

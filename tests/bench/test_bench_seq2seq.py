@@ -48,7 +48,7 @@ def test_set_changes_config_fields_and_names_the_result():
     assert (config.student_config.hidden_dim, config.student_config.num_encoder_layers,
             config.student_config.num_decoder_layers) == (128, 2, 3)
     assert config.training.learning_rate == 1e-3 and config.training.epochs == 12
-    assert seq2seq.quality.load_base("cmlm_seq2seq")["student"]["hidden_dim"] == 256
+    assert seq2seq.load_base("cmlm_seq2seq")["student"]["hidden_dim"] == 256
     shrunk = seq2seq.budget(args)
     assert list(shrunk["set"]) == sorted(args.set)  # one order, one key
     key = seq2seq.result_key(0, shrunk)

@@ -5,12 +5,11 @@ import pytest
 
 
 @pytest.mark.slow
-def test_smoke_run_times_both_and_checks_the_same_tokens(bench_script, tmp_path,
-                                                         monkeypatch):
+def test_smoke_run_times_both_and_checks_the_same_tokens(bench_script, tmp_path):
     bench = bench_script("seq2seq_decoding")
     doc = tmp_path / "performance.md"
-    monkeypatch.setattr(bench, "DOC", str(doc))
-    assert bench.main(["--smoke", "--rounds", "2", "--batch-size", "4", "--write"]) == 0
+    assert bench.main(["--smoke", "--rounds", "2", "--batch-size", "4",
+                       "--write-docs", str(doc)]) == 0
     text = doc.read_text()
     assert "<!-- seq2seq-decoding:start -->" in text
     rows = [line for line in text.splitlines() if line.startswith(("| greedy", "| beam"))]

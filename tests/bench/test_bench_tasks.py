@@ -10,7 +10,7 @@ from kdplug.config import config_from_dict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 tasks = load_bench_script("tasks")
-benchlib = load_bench_script("benchlib")
+import benchlib  # noqa: E402  (bench/ is on sys.path now)
 
 
 @pytest.mark.parametrize("task", list(tasks.TASKS))

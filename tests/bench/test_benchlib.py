@@ -1,6 +1,10 @@
-"""bench/benchlib.py: the marked sections of docs/results.md, the machine line,
-the padding count, the interleaved timing rounds and the child runs."""
+"""bench/benchlib/: the marked sections of the doc pages and `--write-docs`,
+the results files, the machine line, the padding count, the interleaved
+timing rounds and the child runs."""
 
+import argparse
+import doctest
+import importlib
 import os
 import signal
 import subprocess
@@ -8,9 +12,13 @@ import sys
 import time
 
 import pytest
-from conftest import load_bench_script
+from conftest import BENCH
 
-benchlib = load_bench_script("benchlib")
+if BENCH not in sys.path:  # as when a script runs from bench/
+    sys.path.insert(0, BENCH)
+import benchlib  # noqa: E402
+
+MODULES = ["configs", "docs", "paths", "results", "runs", "teacher_job", "timing"]
 
 
 def test_write_marked_section_creates_replaces_and_keeps_other_text(tmp_path):
@@ -34,33 +42,100 @@ def test_write_marked_section_creates_replaces_and_keeps_other_text(tmp_path):
     assert list(tmp_path.glob("docs/.results-*")) == []  # no temporary left
 
 
-def test_single_run_arguments_keep_smoke_runs_out_of_docs(tmp_path):
-    import argparse
-    import os
+def test_benchlib_doctests_pass_and_write_nothing_where_they_run(tmp_path, monkeypatch):
+    """A doctest run from any folder (bench/ once: it left a stray
+    bench/docs/results.md) writes only into its own temporary folder."""
+    monkeypatch.chdir(tmp_path)
+    for name in MODULES:
+        module = importlib.import_module(f"benchlib.{name}")
+        assert doctest.testmod(module).failed == 0, name
+    assert os.listdir(tmp_path) == []
 
+
+def test_write_docs_is_one_flag_with_the_old_spellings_as_aliases(capsys):
+    page = os.path.join(benchlib.ROOT, "docs", "performance.md")
+    parser = argparse.ArgumentParser(prog="toy.py")
+    benchlib.add_write_docs_argument(parser, page)
+    assert parser.parse_args([]).write_docs is None  # only when asked
+    assert parser.parse_args(["--write-docs"]).write_docs == page
+    assert parser.parse_args(["--write-docs", "x.md"]).write_docs == "x.md"
+    assert capsys.readouterr().err == ""
+    assert parser.parse_args(["--write"]).write_docs == page
+    assert parser.parse_args(["--write", "x.md"]).write_docs == "x.md"
+    assert parser.parse_args(["--out", "y.md"]).write_docs == "y.md"
+    assert capsys.readouterr().err.count("is deprecated, use --write-docs") == 3
+    assert "--out" not in parser.format_help()
+    campaign = argparse.ArgumentParser()  # writes after every run anyway
+    benchlib.add_write_docs_argument(campaign, always="docs/results.md")
+    assert campaign.parse_args(["--write-docs"]).write_docs is None
+    args = campaign.parse_args([])
+    args.smoke, args.run_root, args.results = False, None, None
+    assert benchlib.campaign_paths(args, "toy")[1] == benchlib.RESULTS_PAGE
+    args.write_docs = "elsewhere.md"
+    assert benchlib.campaign_paths(args, "toy") == (
+        os.path.join(benchlib.BENCH, "results", "toy.json"), "elsewhere.md")
+
+
+def test_single_run_arguments_keep_smoke_runs_out_of_docs(tmp_path):
     parser = argparse.ArgumentParser()
     benchlib.add_single_run_arguments(parser, "toy", "configs/toy.yaml")
     args = benchlib.single_run_dirs(parser.parse_args([]), "toy")
     assert args.config == "configs/toy.yaml" and not args.smoke
     assert args.output_dir == os.path.join(benchlib.ROOT, "runs", "bench_toy")
-    assert args.docs == os.path.join(benchlib.ROOT, "docs")
+    assert args.write_docs == os.path.join(benchlib.ROOT, "docs", "results.md")
     smoke = benchlib.single_run_dirs(parser.parse_args(["--smoke"]), "toy")
     assert smoke.output_dir == os.path.join(benchlib.ROOT, "runs", "bench_toy_smoke")
-    assert smoke.docs == os.path.join(smoke.output_dir, "docs")
+    assert smoke.write_docs == os.path.join(smoke.output_dir, "docs", "results.md")
     given = benchlib.single_run_dirs(parser.parse_args(
-        ["--smoke", "--output-dir", str(tmp_path), "--docs", "elsewhere"]), "toy")
-    assert (given.output_dir, given.docs) == (str(tmp_path), "elsewhere")
+        ["--smoke", "--output-dir", str(tmp_path), "--write-docs", "elsewhere.md"]), "toy")
+    assert (given.output_dir, given.write_docs) == (str(tmp_path), "elsewhere.md")
 
 
 def test_interleaved_arguments_take_the_scripts_defaults():
-    import argparse
-
     parser = argparse.ArgumentParser()
     benchlib.add_interleaved_arguments(parser, batches=24, rounds=4, steps=3)
     args = parser.parse_args([])
     assert (args.batches, args.rounds, args.steps) == (24, 4, 3)
     args = parser.parse_args(["--batches", "12", "--rounds", "2", "--steps", "1"])
     assert (args.batches, args.rounds, args.steps) == (12, 2, 1)
+
+
+def test_two_processes_saving_one_results_file_keep_each_others_rows(tmp_path):
+    """Two campaigns in parts on one file, each having read it before the
+    other saved: neither drops the other's rows, a stale copy of a row does
+    not overwrite its re-run, and a failed re-run keeps the result."""
+    path = str(tmp_path / "results" / "claims.json")
+
+    def row(accuracy, finished):
+        return {"accuracy": accuracy, "finished": f"2026-11-27T{finished}:00+00:00"}
+
+    benchlib.save_results(path, {"results": {"movie/kd/seed0": row(0.80, "10:00"),
+                                             "movie/ft/seed0": row(0.84, "10:00")}})
+    first, second = benchlib.load_results(path), benchlib.load_results(path)
+    first["results"]["movie/mtdnn/seed0"] = row(0.70, "12:00")
+    first["results"]["movie/ft/seed0"] = {"error": "killed"}  # a failed re-run
+    second["results"]["tweets/kd/seed0"] = row(0.90, "11:00")
+    second["results"]["movie/kd/seed0"] = row(0.81, "11:30")  # re-run (--force)
+    benchlib.save_results(path, second)
+    benchlib.save_results(path, first)  # holds the older movie/kd/seed0
+    expected = {"movie/kd/seed0": row(0.81, "11:30"), "movie/ft/seed0": row(0.84, "10:00"),
+                "movie/mtdnn/seed0": row(0.70, "12:00"), "tweets/kd/seed0": row(0.90, "11:00")}
+    assert benchlib.load_results(path) == {"results": expected}
+    assert first["results"] == expected  # its Markdown shows the other's rows
+    assert sorted(os.listdir(tmp_path / "results")) == ["claims.json", "claims.json.lock"]
+
+
+def test_run_config_starts_the_teacher_job_as_a_module_of_benchlib(tmp_path):
+    """The teacher row's fresh process finds `benchlib.teacher_job` from the
+    repository root (bench/ on its path) and fails on the config, naming it."""
+    config = tmp_path / "missing.yaml"
+    log = tmp_path / "teacher.log"
+    with pytest.raises(RuntimeError, match="exit status 1"):
+        benchlib.run_config(str(config), str(tmp_path / "teacher.json"), str(log),
+                            teacher=True)
+    text = log.read_text()
+    assert "-m benchlib.teacher_job" in text and "missing.yaml" in text
+    assert "No module named" not in text
 
 
 def test_machine_description():
@@ -175,7 +250,7 @@ def test_run_child_kills_its_child_when_the_campaign_is_terminated(tmp_path):
     must not leave its `kdplug run` child running beside the next job."""
     log = tmp_path / "child.log"
     campaign = subprocess.Popen([sys.executable, "-c", CAMPAIGN,
-                                 os.path.dirname(benchlib.__file__), str(log)])
+                                 BENCH, str(log)])
     deadline = time.monotonic() + 30
     while not log.exists() or not log.read_text().strip():
         assert time.monotonic() < deadline and campaign.poll() is None

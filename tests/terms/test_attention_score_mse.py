@@ -5,6 +5,8 @@ import kdplug  # noqa: F401  (sets the Keras backend)
 from kdplug.errors import KdplugError
 from kdplug.models import MASKED_SCORE
 from kdplug.terms import AttentionScoreMSE
+from kdplug.testing import run_serialization_test
+from kdplug.testing import run_term_test
 
 PAIR = [("attention_scores/2", "attention_scores/1")]
 
@@ -43,13 +45,10 @@ def test_random_scores_match_numpy_and_empty_example_is_zero():
     t = np.where(keys, t, MASKED_SCORE).astype("float32")
     s = np.where(keys, s, MASKED_SCORE).astype("float32")
     term = AttentionScoreMSE(PAIR + [("attention_scores/4", "attention_scores/2")])
-    out = term({"attention_scores/2": t, "attention_scores/4": s},
-               {"attention_scores/1": s, "attention_scores/2": t},
-               {"padding_mask": mask})
-    expected = 2 * np_score_mse(t, s, mask)
-    np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-5)
-    assert np.asarray(out)[2] == 0.0
-    assert np.isfinite(np.asarray(out)).all()
+    out = run_term_test(term, {"attention_scores/2": t, "attention_scores/4": s},
+                        {"attention_scores/1": s, "attention_scores/2": t},
+                        {"padding_mask": mask}, expected=2 * np_score_mse(t, s, mask))
+    assert out[2] == 0.0
 
 
 def test_head_reduction_and_validation():
@@ -70,6 +69,5 @@ def test_head_reduction_and_validation():
         AttentionScoreMSE([("attention/2", "attention/1")])
     with pytest.raises(KdplugError, match="unknown head_reduction"):
         AttentionScoreMSE(PAIR, head_reduction="max")
-    config = term.get_config()
-    assert config["pairs"] == [list(PAIR[0])]
-    assert AttentionScoreMSE.from_config(config).head_reduction == "group"
+    assert term.get_config()["pairs"] == [list(PAIR[0])]
+    assert run_serialization_test(term).head_reduction == "group"

@@ -3,6 +3,7 @@ import numpy as np
 import kdplug  # noqa: F401  (sets the Keras backend)
 from kdplug import testing
 from kdplug.terms import EmbeddingMSE
+from kdplug.testing import run_term_test
 
 
 def test_hand_computed_value_with_projection_and_padding():
@@ -28,11 +29,15 @@ def test_equal_widths_need_no_projection_and_config_round_trips():
     out = term({"embeddings": t}, {"embeddings": s},
                {"padding_mask": np.array([[1, 1]], "int32")})
     np.testing.assert_allclose(np.asarray(out), [4.0])
-    config = EmbeddingMSE(teacher_width=16, student_width=8).get_config()
+    projected = EmbeddingMSE(teacher_width=16, student_width=8)
+    config = projected.get_config()
     assert (config["teacher_width"], config["student_width"]) == (16, 8)
     assert "pairs" not in config and "widths" not in config
-    clone = EmbeddingMSE.from_config(config)
-    assert clone.projections["embeddings"].dense.kernel.shape == (8, 16)
+    assert projected.projections["embeddings"].dense.kernel.shape == (8, 16)
+    rng = np.random.default_rng(0)
+    run_term_test(projected, {"embeddings": rng.normal(size=(3, 4, 16))},
+                  {"embeddings": rng.normal(size=(3, 4, 8)).astype("float32")},
+                  {"padding_mask": np.array([[1, 1, 1, 1], [1, 1, 0, 0], [1, 0, 0, 0]])})
 
 
 def test_from_models():

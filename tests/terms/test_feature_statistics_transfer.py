@@ -2,8 +2,9 @@ import numpy as np
 import pytest
 
 import kdplug  # noqa: F401  (sets the Keras backend)
-from kdplug.errors import KdplugError
 from kdplug.terms import FeatureStatisticsTransfer
+from kdplug.testing import run_serialization_test
+from kdplug.testing import run_term_test
 
 # Two examples of three tokens, width 2; example 1's third token is padding.
 T = np.array([[[1, 3], [0, 0], [5, 5]],
@@ -39,13 +40,10 @@ def test_pairs_sum_config_round_trip_and_errors():
     loss = term(taps, {"hidden/1": S, "hidden/2": S}, {"padding_mask": MASK})
     np.testing.assert_allclose(loss, [8.0, 4 / 3], rtol=1e-6)
     assert term.required_teacher_taps() == {"hidden/1", "hidden/2"}
-    clone = FeatureStatisticsTransfer.from_config(term.get_config())
+    run_term_test(term, taps, {"hidden/1": S, "hidden/2": S}, {"padding_mask": MASK})
+    clone = run_serialization_test(term)
     assert clone.statistic == "mean" and float(clone.weight.numpy()) == 5000.0
     same = clone(taps, taps, {"padding_mask": np.zeros((2, 3), "int32")})
     np.testing.assert_array_equal(same, [0.0, 0.0])  # no valid token: zero
     with pytest.raises(ValueError, match="statistic must be one of"):
         FeatureStatisticsTransfer([("hidden/1", "hidden/1")], "std")
-    with pytest.raises(KdplugError, match="width"):
-        term({"hidden/1": T, "hidden/2": T},
-             {"hidden/1": np.ones((2, 3, 4), "float32"), "hidden/2": S},
-             {"padding_mask": MASK})

@@ -2,6 +2,8 @@ import numpy as np
 import pytest
 
 from kdplug.terms import HardLabelCrossEntropy
+from kdplug.testing import run_serialization_test
+from kdplug.testing import run_term_test
 
 
 def test_matches_hand_computed_values_and_masks_unlabelled():
@@ -17,7 +19,7 @@ def test_reads_no_teacher_output():
     term = HardLabelCrossEntropy()
     assert term.required_teacher_taps() == set()
     assert term.required_student_taps() == {"logits"}
-    assert HardLabelCrossEntropy.from_config(term.get_config()).name == "hard_ce"
+    assert run_serialization_test(term).name == "hard_ce"
 
 
 @pytest.mark.parametrize("weight", [0.0, 0.25])
@@ -54,8 +56,12 @@ def test_teacher_argmax_reads_the_teacher_tap_and_round_trips():
     assert term.required_teacher_taps() == {"logits"}
     config = term.get_config()
     assert config["unlabelled"] == "teacher_argmax"
-    again = HardLabelCrossEntropy.from_config(config)
+    again = run_serialization_test(term)
     assert again.unlabelled == "teacher_argmax" and again.initial_weight == 0.3
+    rng = np.random.default_rng(0)
+    run_term_test(term, {"logits": rng.normal(size=(4, 3))},
+                  {"logits": rng.normal(size=(4, 3)).astype("float32")},
+                  {"labels": np.array([2, 0, -1, -1], "int32")})
     # A config saved before the option existed loads as `skip`.
     old = {k: v for k, v in HardLabelCrossEntropy().get_config().items()
            if k not in ("unlabelled", "teacher_tap")}

@@ -8,6 +8,8 @@ import pytest
 import kdplug  # noqa: F401  (sets the Keras backend)
 from kdplug.errors import KdplugError
 from kdplug.terms import MaskedLMLoss
+from kdplug.testing import run_serialization_test
+from kdplug.testing import run_term_test
 
 V, H = 7, 4
 
@@ -94,9 +96,13 @@ def test_head_is_tied_to_the_embedding_and_owned_by_the_term():
 
 def test_untied_config_round_trip_and_errors():
     term = MaskedLMLoss("hidden/2", vocabulary_size=V, hidden_dim=H, max_predictions=2)
-    clone = MaskedLMLoss.from_config(term.get_config())
+    clone = run_serialization_test(term)
     assert clone.masking["max_predictions"] == 2
-    assert [tuple(w.shape) for w in clone.weights] == [tuple(w.shape) for w in term.weights]
+    rng = np.random.default_rng(2)
+    run_term_test(term, {}, {"hidden/2": rng.normal(size=(3, 5, H)).astype("float32")},
+                  {"mask_positions": np.array([[1, 3], [2, 0], [4, 4]], "int32"),
+                   "mask_ids": np.array([[4, 6], [5, 2], [1, 1]], "int32"),
+                   "mask_weights": np.array([[1, 1], [1, 0], [0, 0]], "float32")})
     with pytest.raises(KdplugError, match="mask_positions"):
         term({}, {"hidden/2": np.zeros((1, 3, H), "float32")}, {"padding_mask": None})
     with pytest.raises(KdplugError, match="token_embedding"):

@@ -7,6 +7,8 @@ from kdplug import testing
 from kdplug.errors import KdplugError
 from kdplug.mapping import Projection
 from kdplug.terms import ProjectedHiddenMSE
+from kdplug.testing import run_serialization_test
+from kdplug.testing import run_term_test
 
 MASK = np.array([[1, 1, 0], [1, 0, 0], [0, 0, 0]], "int32")
 
@@ -48,10 +50,10 @@ def test_projection_is_applied_and_pairs_are_summed():
     kernel = rng.normal(size=(2, 4)).astype("float32")
     bias = rng.normal(size=(4,)).astype("float32")
     projection.set_weights([kernel, bias])
-    out = term({"hidden/2": t1, "hidden/4": t2}, {"hidden/1": s1, "hidden/2": s2},
-               {"padding_mask": MASK})
     expected = np_masked_mse(t1, s1 @ kernel + bias, MASK) + np_masked_mse(t2, s2, MASK)
-    np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-5)
+    run_term_test(term, {"hidden/2": t1, "hidden/4": t2},
+                  {"hidden/1": s1, "hidden/2": s2}, {"padding_mask": MASK},
+                  expected=expected)
     assert float(term.weight.numpy()) == 0.5
     # the projection's weights are the term's (trainable) weights
     assert len(term.trainable_weights) == 2
@@ -63,14 +65,11 @@ def test_config_round_trip_rebuilds_projections():
     config = term.get_config()
     assert config["pairs"] == [["hidden/2", "hidden/1"]]
     assert config["widths"] == [[4, 2]]
-    clone = ProjectedHiddenMSE.from_config(config)
+    clone = run_serialization_test(term)
     assert clone.name == "hidden_mse"
     assert clone.projections["hidden/1"].dense.kernel.shape == (2, 4)
     assert clone.projections["hidden/1"].dense.bias is None
-    restored = keras.saving.deserialize_keras_object(
-        keras.saving.serialize_keras_object(term))
-    assert isinstance(restored, ProjectedHiddenMSE)
-    assert restored.widths == ((4, 2),)
+    assert clone.widths == ((4, 2),)
 
 
 def test_from_models_reads_widths_and_errors():
@@ -116,6 +115,7 @@ def test_shared_projection_serves_every_pair_and_the_embedding_term():
     np.testing.assert_allclose(np.asarray(out), [4.5], rtol=1e-6)
     # the config carries the layer; a config without the key (kdplug 0.1)
     # builds per-layer projections
+    run_serialization_test(term)
     config = term.get_config()
     assert config["shared_projection"] is fit_dense
     clone = ProjectedHiddenMSE.from_config(

@@ -2,6 +2,8 @@ import numpy as np
 import pytest
 
 from kdplug.terms import SoftTargetCrossEntropy
+from kdplug.testing import run_serialization_test
+from kdplug.testing import run_term_test
 
 
 def softmax(z):
@@ -40,10 +42,18 @@ def test_temperature_is_schedulable_and_serialised():
     s = np.array([[0.0, 0.0]], "float32")
     expected = -(softmax(t) * np.log(softmax(s))).sum()
     assert float(term({"logits": t}, {"logits": s}, {})[0]) == pytest.approx(expected, rel=1e-5)
-    clone = SoftTargetCrossEntropy.from_config(term.get_config())
+    clone = run_serialization_test(term)
     assert clone.name == "soft"
     assert float(clone.weight.numpy()) == pytest.approx(0.3)
     assert float(clone.temperature.numpy()) == pytest.approx(4.0)
+
+
+@pytest.mark.parametrize("class_mean", [False, True])
+def test_term_contract(class_mean):
+    rng = np.random.default_rng(0)
+    run_term_test(SoftTargetCrossEntropy(temperature=2.0, weight=0.5, class_mean=class_mean),
+                  {"logits": rng.normal(size=(4, 3))},
+                  {"logits": rng.normal(size=(4, 3)).astype("float32")}, {})
 
 
 def test_rejects_non_positive_temperature():
@@ -91,7 +101,7 @@ def test_class_mean_is_serialised_and_defaults_off():
     assert SoftTargetCrossEntropy().class_mean is False
     term = SoftTargetCrossEntropy(temperature=2.0, class_mean=True)
     assert term.get_config()["class_mean"] is True
-    assert SoftTargetCrossEntropy.from_config(term.get_config()).class_mean is True
+    assert run_serialization_test(term).class_mean is True
     # a config saved before the option existed loads with the old (summed) scale
     old = {k: v for k, v in term.get_config().items() if k != "class_mean"}
     assert SoftTargetCrossEntropy.from_config(old).class_mean is False

@@ -9,6 +9,8 @@ import pytest
 from kdplug.terms import HardLabelBinaryCrossEntropy
 from kdplug.terms import HardLabelMSE
 from kdplug.terms import SoftTargetBinaryCrossEntropy
+from kdplug.testing import run_serialization_test
+from kdplug.testing import run_term_test
 
 
 def sigmoid(z):
@@ -46,14 +48,21 @@ def test_soft_target_binary_cross_entropy_by_hand():
     assert same < got
 
 
-def test_terms_round_trip_their_config():
+def test_terms_meet_the_term_contract():
+    rng = np.random.default_rng(0)
+    t, s = rng.normal(size=(4, 2)), rng.normal(size=(4, 2)).astype("float32")
     soft = SoftTargetBinaryCrossEntropy(temperature=3.0, weight=0.4, name="soft")
-    clone = SoftTargetBinaryCrossEntropy.from_config(soft.get_config())
+    run_term_test(soft, {"logits": t}, {"logits": s}, {})
+    clone = run_serialization_test(soft)
     assert float(clone.temperature.numpy()) == pytest.approx(3.0)
     assert float(clone.weight.numpy()) == pytest.approx(0.4) and clone.name == "soft"
-    for cls in (HardLabelMSE, HardLabelBinaryCrossEntropy):
-        term = cls(weight=0.25, tap="logits")
-        clone = cls.from_config(term.get_config())
+    for term, logits, labels in (
+            (HardLabelMSE(weight=0.25, tap="logits"), s[:, :1],
+             np.array([1.0, 0.5, np.nan, -2.0], "float32")),
+            (HardLabelBinaryCrossEntropy(weight=0.25, tap="logits"), s,
+             np.array([[1, 0], [0, 1], [-1, -1], [1, 1]], "float32"))):
+        run_term_test(term, {}, {"logits": logits}, {"labels": labels})
+        clone = run_serialization_test(term)
         assert clone.tap == "logits" and float(clone.weight.numpy()) == pytest.approx(0.25)
     with pytest.raises(ValueError, match="temperature"):
         SoftTargetBinaryCrossEntropy(temperature=0.0)

@@ -2,6 +2,8 @@ import numpy as np
 import pytest
 
 from kdplug.terms import TokenHardCrossEntropy
+from kdplug.testing import run_serialization_test
+from kdplug.testing import run_term_test
 
 # one example, four positions, three classes
 LOGITS = np.array([[[0.0, 0.0, 0.0],
@@ -32,7 +34,9 @@ def test_example_without_labels_is_zero_and_others_unchanged():
 
 def test_serialisation_round_trip_and_taps():
     term = TokenHardCrossEntropy(weight=0.7, tap="logits", name="tags")
-    clone = TokenHardCrossEntropy.from_config(term.get_config())
+    run_term_test(term, {}, {"logits": np.concatenate([LOGITS, LOGITS[:, ::-1]])},
+                  {"labels": np.array([[-1, 1, 1, -1], [0, 2, -1, -1]], "int32")})
+    clone = run_serialization_test(term)
     assert clone.name == "tags" and clone.tap == "logits"
     assert float(clone.weight.numpy()) == pytest.approx(0.7)
     assert clone.required_teacher_taps() == set()

@@ -2,6 +2,8 @@ import numpy as np
 import pytest
 
 from kdplug.terms import TokenSoftCrossEntropy
+from kdplug.testing import run_serialization_test
+from kdplug.testing import run_term_test
 
 
 def soft_ce(t, s, T):
@@ -50,8 +52,10 @@ def test_label_value_does_not_matter_and_unlabelled_example_is_zero():
 
 def test_serialisation_round_trip():
     term = TokenSoftCrossEntropy(temperature=3.0, weight=0.4, tap="logits")
+    run_term_test(term, {"logits": T_LOGITS}, {"logits": S_LOGITS},
+                  {"labels": np.array([[0, 1, -1], [-1, 0, -1]], "int32")})
     term.temperature.assign(1.0)  # schedules change the variable, not the config
-    clone = TokenSoftCrossEntropy.from_config(term.get_config())
+    clone = run_serialization_test(term)
     assert clone.name == "token_soft_ce"
     assert float(clone.weight.numpy()) == pytest.approx(0.4)
     assert float(clone.temperature.numpy()) == pytest.approx(3.0)

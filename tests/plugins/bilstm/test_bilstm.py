@@ -25,7 +25,7 @@ from kdplug_plugins.bilstm.bilstm_method import BiLstmMethod
 from kdplug_plugins.bilstm.bilstm_siamese_method import BiLstmSiameseMethod
 from kdplug_plugins.students.bilstm_siamese import BiLstmSiameseStudent
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 SYNONYMS = [("good", "great"), ("bad", "awful"), ("movie", "film"), ("plot", "story"),
             ("actor", "star"), ("funny", "amusing"), ("long", "lengthy"),

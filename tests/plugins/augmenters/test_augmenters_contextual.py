@@ -5,6 +5,8 @@ import keras_hub
 import numpy as np
 import pytest
 
+from kdplug.config import parse
+from kdplug.errors import ConfigError
 from kdplug.errors import KdplugError
 from kdplug_plugins.augmenters.contextual import REFERENCE_STOP_WORDS
 from kdplug_plugins.augmenters.contextual import ContextualAugmenter
@@ -104,7 +106,8 @@ def test_truncated_words_get_no_candidates(masked_lm):
     aug = make(masked_lm, sequence_length=7, stop_words="none")
     aug.prepare(["a great film"])
     assert [bool(c) for c in aug.candidates["a great film"]] == [True, True, False]
-    with pytest.raises(ValueError, match=">= 5"):
+    with pytest.raises(ConfigError, match=r"^sequence_length: must be >= 5 with "
+                       r"pair_with_original \(got 4\)$"):
         ContextualAugmenter.Config(sequence_length=4)
 
 
@@ -188,7 +191,7 @@ def test_needs_a_model():
     with pytest.raises(KdplugError, match="cannot load"):
         ContextualAugmenter(ContextualAugmenter.Config(preset="/nonexistent/mlm")
                             ).augment(["a film"], np.random.default_rng(0))
-    with pytest.raises(ValueError, match="top_k"):
-        ContextualAugmenter.Config(top_k=0)
-    with pytest.raises(ValueError, match="stop_words"):
-        ContextualAugmenter.Config(stop_words="nltk")
+    with pytest.raises(ConfigError, match=r"^augment\[0\].top_k: must be >= 1 \(got 0\)"):
+        parse(ContextualAugmenter.Config, {"top_k": 0}, "augment[0]")
+    with pytest.raises(ConfigError, match="augment\\[0\\].stop_words: must be one of"):
+        parse(ContextualAugmenter.Config, {"stop_words": "nltk"}, "augment[0]")

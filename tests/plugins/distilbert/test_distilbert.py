@@ -15,7 +15,7 @@ from kdplug.training import FusedAdamW
 from kdplug_plugins.distilbert.distilbert_method import DistilBertMethod
 from kdplug_plugins.students.truncated import TruncatedStudent
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 # toy data: [PAD] = 0, [CLS] = 2, ordinary tokens 4..63
 TOKENIZER = types.SimpleNamespace(
     vocabulary_size=lambda: testing.VOCAB_SIZE, mask_token_id=3, cls_token_id=2,

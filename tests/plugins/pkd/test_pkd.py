@@ -13,7 +13,7 @@ from kdplug.training import FusedAdamW
 from kdplug_plugins.pkd.pkd_method import PKDMethod
 from kdplug_plugins.students.truncated import TruncatedStudent
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 class Depth:

@@ -22,7 +22,7 @@ from kdplug_plugins.students.narrow import NarrowStudent
 from kdplug_plugins.students.truncated import TruncatedStudent
 
 BATCH = testing.toy_dataset(num_examples=8, batch_size=8, seed=2)
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 TINY_BOTTLENECK = dict(preset="tiny", intra_dim=8, num_heads=2, intermediate_dim=16,
                        num_feedforward=1, embedding_dim=8, dropout=0.0)

@@ -9,8 +9,10 @@ import collections
 import numpy as np
 import pytest
 
+from kdplug.config import parse
 from kdplug.data.augmentation import is_word
 from kdplug.data.augmentation import tokenize
+from kdplug.errors import ConfigError
 from kdplug.errors import KdplugError
 from kdplug.plugin.manager import PluginManager
 from kdplug_plugins import augmenters as augmenters_plugin
@@ -100,10 +102,10 @@ def test_ngram_options():
     assert two.augment_text("a b, c", rng(0)) in ("a b", "b, c")
     never = NGramAugmenter(NGramAugmenter.Config(p_ng=0.0))
     assert never.augment_text(TEXT, rng()) == TEXT
-    with pytest.raises(ValueError, match="n_min"):
+    with pytest.raises(ConfigError, match=r"^n_max: must be >= n_min \(3\) \(got 2\)$"):
         NGramAugmenter.Config(n_min=3, n_max=2)
-    with pytest.raises(ValueError, match="p_ng"):
-        NGramAugmenter.Config(p_ng=1.5)
+    with pytest.raises(ConfigError, match=r"augment.p_ng: must be in \[0, 1\] \(got 1.5\)"):
+        parse(NGramAugmenter.Config, {"p_ng": 1.5}, "augment")
 
 
 # ------------------------------------------------------------ pos-replace
@@ -191,12 +193,13 @@ def test_tang_ngram_counts_masks_as_words():
 
 
 def test_tang_config_is_checked():
-    with pytest.raises(ValueError, match="p_mask \\+ p_pos"):
-        TangAugmenter.Config(p_mask=0.6, p_pos=0.5)
-    with pytest.raises(ValueError, match="p_pos"):
-        TangAugmenter.Config(p_pos=-0.1)
-    with pytest.raises(ValueError, match="n_min"):
-        TangAugmenter.Config(n_min=0)
+    with pytest.raises(ConfigError, match=r"^augment.p_pos: p_mask \+ p_pos must be <= 1 "
+                       r"\(p_mask is 0.6\) \(got 0.5\)"):
+        parse(TangAugmenter.Config, {"p_mask": 0.6, "p_pos": 0.5}, "augment")
+    with pytest.raises(ConfigError, match=r"augment.p_pos: must be in \[0, 1\]"):
+        parse(TangAugmenter.Config, {"p_pos": -0.1}, "augment")
+    with pytest.raises(ConfigError, match=r"augment.n_min: must be >= 1 \(got 0\)"):
+        parse(TangAugmenter.Config, {"n_min": 0}, "augment")
 
 
 # ------------------------------------------------------------ tang: pairs

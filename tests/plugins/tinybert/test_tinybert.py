@@ -21,7 +21,7 @@ from kdplug.training import FusedAdamW
 from kdplug_plugins.students.narrow import NarrowStudent
 from kdplug_plugins.tinybert.tinybert_method import TinyBertMethod
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def build(hidden_dim=8, **options):
@@ -242,7 +242,7 @@ def test_config_validates():
                        r"no such file"):
         config_from_dict({**base, "method": {"name": "tinybert",
                                              "general_corpus": "missing.txt"}})
-    for bad, match in (({"stages": ["pretrain"]}, "unknown stage"),
+    for bad, match in (({"stages": ["pretrain"]}, r"stages\[0\]: must be one of 'general'"),
                        ({"stages": ["task_prediction", "general"]}, "order"),
                        ({"stages": []}, "at least one"),
                        ({"temperature": 0.0}, "temperature"),

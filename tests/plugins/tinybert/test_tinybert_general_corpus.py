@@ -10,7 +10,7 @@ from kdplug_plugins.tinybert.general_corpus import INNER_ARCHIVE
 from kdplug_plugins.tinybert.general_corpus import corpus_lines
 from kdplug_plugins.tinybert.general_corpus import main
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def tar_bytes(files):
