@@ -343,12 +343,13 @@ def cmd_evaluate(args):
 def cmd_export(args):
     from kdplug.run.run_export import check_formats
     from kdplug.run.run_export import export_run
+    from kdplug.run_files import EXPORT
     from kdplug.run.trained_run import TrainedRun
     from kdplug.storage import format_size
     from kdplug.storage import tree_size
 
     run = TrainedRun(args.run_dir)
-    output = args.output or os.path.join(args.run_dir, "export")
+    output = args.output or os.path.join(args.run_dir, EXPORT)
     formats = check_formats(args.formats)
     result = export_run(run, formats, output)
     for fmt in formats:

@@ -11,11 +11,10 @@ CORE = ROOT / "kdplug"
 PLUGINS = ROOT / "plugins"
 
 
-def code_strings_and_names(path):
-    """`(line, text)` of every string constant that is not a docstring and
-    every identifier (names, attributes, functions, classes, imports)."""
-    tree = ast.parse(path.read_text())
-    docstrings = set()  # docstrings, and a class's one-line `description`
+def docstring_ids(tree):
+    """`id()`s of the docstring nodes of a module's tree, and of a class's
+    one-line `description`."""
+    docstrings = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
                              ast.AsyncFunctionDef)):
@@ -28,6 +27,14 @@ def code_strings_and_names(path):
                 if isinstance(item, ast.Assign) and [
                         getattr(t, "id", None) for t in item.targets] == ["description"]:
                     docstrings.update(id(n) for n in ast.walk(item.value))
+    return docstrings
+
+
+def code_strings_and_names(path):
+    """`(line, text)` of every string constant that is not a docstring and
+    every identifier (names, attributes, functions, classes, imports)."""
+    tree = ast.parse(path.read_text())
+    docstrings = docstring_ids(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             if id(node) not in docstrings:
@@ -107,6 +114,7 @@ FLOORS = [
     ("terms",),
     ("students", "training"),
     ("config.loading",),
+    ("finished_run",),
     ("teacher",),
     ("tasks",),
     ("analysis",),
@@ -194,3 +202,61 @@ def test_imports_point_down_the_floors():
     found = floor_violations(ROOT)
     assert not found, "imports against the floors (docs/architecture.md):\n" + "\n".join(
         found)
+
+
+def run_folder_names():
+    """`(files, folders)`: the run-folder names `kdplug/run_files.py`
+    declares (the `{tag}` templates with `{}` for the field); a name with a
+    dot is a file."""
+    import kdplug.run_files as run_files
+
+    names = set()
+    for key, value in vars(run_files).items():
+        if key.isupper():
+            names.update([value] if isinstance(value, str) else value)
+    names = {re.sub(r"\{[^}]*\}", "{}", name) for name in names}
+    return {n for n in names if "." in n}, {n for n in names if "." not in n}
+
+
+def path_strings(tree, names):
+    """`(line, text, in_path)` of the string constants and f-strings (their
+    fields as `{}`) of a module, docstrings left out. `in_path`: the string
+    is an argument of a path-building call (`os.path.join`, `ctx.path`,
+    `folder.file`) or an item of a tuple of two or more `names`."""
+    docstrings = docstring_ids(tree)
+    in_path, in_fstring = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(
+                node.func, "attr", getattr(node.func, "id", None)) in ("join", "path", "file"):
+            in_path.update(id(arg) for arg in node.args)
+        if isinstance(node, ast.Tuple) and len(node.elts) > 1 and all(
+                isinstance(e, ast.Constant) and e.value in names for e in node.elts):
+            in_path.update(id(e) for e in node.elts)
+        if isinstance(node, ast.JoinedStr):
+            in_fstring.update(id(part) for part in node.values)
+    for node in ast.walk(tree):
+        if id(node) in docstrings or id(node) in in_fstring:
+            continue
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            yield node.lineno, node.value, id(node) in in_path
+        elif isinstance(node, ast.JoinedStr):
+            text = "".join(part.value if isinstance(part, ast.Constant) else "{}"
+                           for part in node.values)
+            yield node.lineno, text, id(node) in in_path
+
+
+# The run-folder layout is named once, in kdplug/run_files.py: no other
+# module of kdplug/ spells a file name of it (in code, not in docstrings), nor
+# one of its folders where it builds a path.
+def test_run_folder_names_are_spelled_only_in_run_files_py():
+    files, folders = run_folder_names()
+    assert {"config.yaml", "metrics.json", "{}.weights.h5"} <= files
+    assert {"stages", "backup", "tensorboard", "export"} <= folders
+    found = []
+    for path in sorted(CORE.rglob("*.py")):
+        if path == CORE / "run_files.py":
+            continue
+        for line, text, in_path in path_strings(ast.parse(path.read_text()), files | folders):
+            if text in files or (in_path and text in folders):
+                found.append(f"{path.relative_to(ROOT)}:{line}: {text!r}")
+    assert not found, "run-folder names outside kdplug/run_files.py:\n" + "\n".join(found)

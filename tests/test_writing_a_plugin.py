@@ -6,6 +6,7 @@ import sys
 import types
 
 import keras
+import numpy as np
 import pytest
 
 from kdplug import Distiller
@@ -23,6 +24,15 @@ def load_example_module():
     sys.modules["kdplug_prob_mse"] = module
     exec(compile(code, str(DOC), "exec"), module.__dict__)
     return module
+
+
+def test_documented_term_keeps_the_term_contract():
+    # the check the doc's "Testing your plugin" shows
+    module = load_example_module()
+    rng = np.random.default_rng(0)
+    testing.run_term_test(module.ProbabilityMSE(temperature=2.0, weight=0.5),
+                          {"logits": rng.normal(size=(4, 3))},
+                          {"logits": rng.normal(size=(4, 3)).astype("float32")}, {})
 
 
 @pytest.mark.slow

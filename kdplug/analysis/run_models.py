@@ -7,38 +7,34 @@ import os
 
 import numpy as np
 import tensorflow as tf
-import yaml
-
-from kdplug import storage
 from kdplug.analysis.analyzer import AnalysedModel
 from kdplug.analysis.analyzer import Analyzer
 from kdplug.analysis.analyzer import class_names
-from kdplug.config.loading import config_from_dict
 from kdplug.config.loading import parse_analysis
 from kdplug.config.schema import to_dict
 from kdplug.config.sections import AnalysisConfig
 from kdplug.config.sources import resolve_source
 from kdplug.data.readers import IN_MEMORY
 from kdplug.data.readers import read_splits
-from kdplug.data.student_text_encoder import STUDENT_TOKENIZER
 from kdplug.data.student_text_encoder import StudentTextEncoder
 from kdplug.data.text_encoder import TextEncoder
 from kdplug.data.text_encoder import needs_pair_inputs
 from kdplug.data.word_encoder import WordEncoder
 from kdplug.data.word_encoder import word_dataset
 from kdplug.errors import KdplugError
+from kdplug.finished_run import read_run_config
+from kdplug.finished_run import student_file
 from kdplug.models.keyed_inputs import KeyedInputs
 from kdplug.models.saving import load_model
-from kdplug.run_files import SOURCE
-from kdplug.run_files import STUDENT_FILE
+from kdplug.run_files import ANALYSIS
+from kdplug.run_files import STUDENT_TOKENIZER
+from kdplug.run_files import WORD_VOCABULARY
 from kdplug.tasks import get_task
 from kdplug.tasks import task_objective
 from kdplug.teacher.finetune import TeacherFinetuner
 from kdplug.teacher.loading import load_teacher
 
 log = logging.getLogger(__name__)
-
-WORD_VOCABULARY = "word_vocabulary.json"
 
 
 @dataclasses.dataclass
@@ -172,35 +168,6 @@ def load_run(run_dir, config_file=None, teacher=None, config=None, read_data=Tru
     return RunModels(run_dir, config, model, student, encoder, words, splits, key)
 
 
-def student_file(run_dir):
-    """The trained student of a run folder: `student.keras`, else the
-    `.keras` export (`export/student.keras`); None when neither is there."""
-    for path in (os.path.join(run_dir, STUDENT_FILE),
-                 os.path.join(run_dir, "export", STUDENT_FILE)):
-        if os.path.isfile(path):
-            return path
-    return None
-
-
-def read_run_config(run_dir, config_file):
-    """The run's resolved config, its paths relative to the config file the
-    run was started from."""
-    for name in ("config.yaml", STUDENT_FILE):
-        found = (student_file(run_dir) if name == STUDENT_FILE
-                 else os.path.isfile(os.path.join(run_dir, name)))
-        if not found:
-            raise KdplugError(
-                f"{run_dir}: no {name}; `kdplug analyze` needs a finished run "
-                "folder (`kdplug run` writes config.yaml and student.keras)")
-    with open(os.path.join(run_dir, "config.yaml"), encoding="utf-8") as f:
-        data = yaml.safe_load(f)
-    source = storage.read_json(os.path.join(run_dir, SOURCE)) or {}
-    file = config_file or source.get("config_file")
-    if file is None or not os.path.isdir(os.path.dirname(os.path.abspath(file))):
-        file = os.path.join(run_dir, "config.yaml")
-    return config_from_dict(data, file=file)
-
-
 def _load_teacher(config, task, with_teacher=True):
     """`(teacher, tokenizer, key)` with the run's fine-tuned weights (the
     teacher None without `with_teacher`: only its tokenizer)."""
@@ -277,7 +244,7 @@ def analyze_runs(run_dirs, output_dir=None, config=None, config_files=None,
         result = analyzer.analyze(run.teacher_model(), [run.student_model()], examples,
                                   tasks, class_names(run.splits.label_map))
         written[run.run_dir] = analyzer.write(
-            result, os.path.join(run.run_dir, "analysis"), tasks,
+            result, os.path.join(run.run_dir, ANALYSIS), tasks,
             title=f"{run.name}: teacher vs student")
         log.info("analysis: %s", written[run.run_dir])
     comparison = None

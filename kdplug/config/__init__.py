@@ -16,6 +16,7 @@ from kdplug.config.loading import config_from_dict
 from kdplug.config.loading import load_config
 from kdplug.config.loading import parse_augment
 from kdplug.config.ranges import Fraction
+from kdplug.config.ranges import NonNegativeFloat
 from kdplug.config.ranges import NonNegativeInt
 from kdplug.config.ranges import PositiveFloat
 from kdplug.config.ranges import PositiveInt
@@ -42,8 +43,9 @@ from kdplug.config.sources import resolve_source
 __all__ = [
     "AugmentEntry", "CacheConfig", "DataConfig", "EvaluationConfig", "ExperimentConfig",
     "ExportConfig", "FinetuneConfig", "Fraction", "LengthBucketsConfig", "MappingRef",
-    "NonNegativeInt", "PACKAGE_PREFIX", "PluginRef", "PluginSection", "PositiveFloat",
-    "PositiveInt", "Probability", "Range", "ScheduleConfig", "TeacherConfig",
-    "TeacherPipelineConfig", "TrainingConfig", "config_from_dict", "load_config",
-    "parse", "parse_augment", "resolve_source", "to_dict",
+    "NonNegativeFloat", "NonNegativeInt", "PACKAGE_PREFIX", "PluginRef",
+    "PluginSection", "PositiveFloat", "PositiveInt", "Probability", "Range",
+    "ScheduleConfig", "TeacherConfig", "TeacherPipelineConfig", "TrainingConfig",
+    "config_from_dict", "load_config", "parse", "parse_augment", "resolve_source",
+    "to_dict",
 ]

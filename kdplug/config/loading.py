@@ -14,19 +14,17 @@ config.method.name, config.method_config.temperature
 ```
 """
 
-import dataclasses
 import os
 import string
 import sys
-from typing import Annotated
-from typing import Optional
-from typing import Union
 
 import yaml
 
+from kdplug.config.experiment_config import KEY
 from kdplug.config.experiment_config import ExperimentConfig
 from kdplug.config.experiment_config import PluginSection
-from kdplug.config.ranges import Range
+from kdplug.config.experiment_config import document_keys
+from kdplug.config.experiment_config import document_schema
 from kdplug.config.refs import resolve_refs
 from kdplug.config.schema import parse
 from kdplug.config.sections import AnalysisConfig
@@ -44,23 +42,6 @@ from kdplug.config.sources import resolve_source
 from kdplug.errors import ConfigError
 from kdplug.errors import bounded_repr
 from kdplug.errors import did_you_mean
-
-
-@dataclasses.dataclass
-class _Top:
-    name: str
-    data: dict
-    teacher: dict
-    method: dict
-    student: Optional[dict] = None
-    training: Optional[dict] = None
-    seed: Annotated[int, Range(0, 2**32 - 1)] = 0
-    output_dir: str = "runs/{name}"
-    augment: Optional[list] = None
-    cache: Union[bool, dict, None] = None
-    export: Union[bool, dict] = True
-    analysis: Union[bool, dict, None] = None
-    evaluation: Optional[dict] = None
 
 
 def load_config(path, plugin_manager=None):
@@ -164,7 +145,7 @@ def config_from_dict(data, file=None, plugin_manager=None):
         plugin_manager = get_plugin_manager()
     if not isinstance(data, dict):
         raise ConfigError("a config must be a mapping of sections", file, None, data)
-    top = parse(_Top, data, "", file)
+    top = parse(document_schema(), data, "", file)
     check_output_dir(top.output_dir, file)
     data_cfg = parse(DataConfig, _data_aliases(top.data, file), "data", file)
     teacher_data = top.teacher
@@ -196,7 +177,8 @@ def config_from_dict(data, file=None, plugin_manager=None):
     cache = _switchable(CacheConfig, top.cache, "cache", file)
     export = _switchable(ExportConfig, top.export, "export", file)
     config = ExperimentConfig(
-        name=top.name,
+        **{f.name: getattr(top, f.name) for f in document_keys()
+           if f.metadata[KEY].written is None},  # name, seed, output_dir
         data=data_cfg,
         teacher=teacher,
         method=PluginSection(method_name, method_opts),
@@ -204,8 +186,6 @@ def config_from_dict(data, file=None, plugin_manager=None):
         training=training,
         method_config=method_config,
         student_config=student_config,
-        seed=top.seed,
-        output_dir=top.output_dir,
         file=file,
         augment=top.augment or [],
         cache=cache,

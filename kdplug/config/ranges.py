@@ -67,6 +67,12 @@ def _num(value):
 # Ranges most configs need (`Optional[PositiveInt]` for "null or >= 1").
 PositiveInt = Annotated[int, Range(1)]
 NonNegativeInt = Annotated[int, Range(0)]
+NonNegativeFloat = Annotated[float, Range(0)]  # a loss weight
 PositiveFloat = Annotated[float, Range(0, low_open=True)]
 Probability = Annotated[float, Range(0, 1)]
 Fraction = Annotated[float, Range(0, 1, high_open=True)]  # dropout, warmup
+# The training recipe's ranges (`training:`, `teacher.finetune:`, `distill()`).
+Epochs = Annotated[int, Range(1, 10_000)]
+BatchSize = Annotated[int, Range(1, 65_536)]
+LearningRate = Annotated[float, Range(0, 10, low_open=True)]
+WeightDecay = Annotated[float, Range(0, 1)]

@@ -25,8 +25,12 @@ def parse(cls, data, path, file=None):
     `kdplug.config.ranges`) and values rejected by the dataclass's own
     `__post_init__` raise `ConfigError` naming the file, the dotted field
     path and the value (at most 80 characters of it), with the nearest
-    valid key suggested. A float field also takes a number written as text
-    (`'5e-5'`, which is how YAML 1.1 reads `5e-5`).
+    valid key suggested. A `__post_init__` keeps only the rules no range
+    expresses (fields that must agree) and raises
+    `ConfigError(message, field=..., value=...)` naming its own field,
+    which `parse` places under `path` in `file`. A float field also takes
+    a number written as text (`'5e-5'`, which is how YAML 1.1 reads
+    `5e-5`).
 
     Args:
         cls: a dataclass type whose fields carry type hints.
@@ -67,6 +71,11 @@ def parse(cls, data, path, file=None):
             raise ConfigError("required field is missing", file, join(path, name))
     try:
         return cls(**kwargs)
+    except ConfigError as e:  # a cross-field rule of `__post_init__`
+        if e.file:
+            raise
+        field = join(path, e.field) if e.field else path or "<root>"
+        raise ConfigError(e.message, file, field, e.value) from None
     except (ValueError, TypeError) as e:
         raise ConfigError(str(e), file, path or "<root>") from None
 
@@ -83,9 +92,7 @@ def coerce(hint, value, path, file):
         return value
     if origin is typing.Annotated:
         value = coerce(args[0], value, path, file)
-        for bound in args[1:]:
-            if isinstance(bound, Range) and value is not None and not bound.contains(value):
-                raise ConfigError(bound.describe(), file, path, value)
+        check_range(hint, value, path, file)
         return value
     if origin in (typing.Union, types.UnionType):
         if value is None and type(None) in args:
@@ -142,6 +149,49 @@ def coerce(hint, value, path, file):
             raise ConfigError("expected a string", file, path, value)
         return value
     return value
+
+
+def check_range(hint, value, path, file=None):
+    """Raises `ConfigError` if `value` lies outside a `Range` that `hint`
+    declares (`Annotated[int, Range(1)]`, or `Optional` of it; None passes).
+    Only the range: the value's type is the caller's."""
+    options = typing.get_args(hint) if typing.get_origin(hint) in (
+        typing.Union, types.UnionType) else (hint,)
+    for option in options:
+        if value is None or typing.get_origin(option) is not typing.Annotated:
+            continue
+        for bound in typing.get_args(option)[1:]:
+            if isinstance(bound, Range) and not bound.contains(value):
+                raise ConfigError(bound.describe(), file, path, value)
+
+
+def check_arguments(function, **arguments):
+    """Checks a Python API's arguments against the ranges its signature
+    declares (`alpha: Probability = 0.5`), as a config file's fields are:
+    `ConfigError` naming the argument and its value.
+
+    Args:
+        function: the function whose annotations declare the ranges.
+        **arguments: the arguments to check, by name.
+
+    Examples:
+
+    >>> from kdplug.config.ranges import Probability
+    >>> def blend(alpha: Probability = 0.5):
+    ...     check_arguments(blend, alpha=alpha)
+    >>> blend(alpha=2.0)
+    Traceback (most recent call last):
+    ...
+    kdplug.errors.ConfigError: alpha: must be in [0, 1] (got 2.0)
+    """
+    for name, value in arguments.items():
+        # only this argument's hint: others may name types imported just
+        # for type checkers (`if TYPE_CHECKING:`)
+        def one():
+            pass
+        one.__annotations__ = {name: function.__annotations__[name]}
+        hint = typing.get_type_hints(one, function.__globals__, include_extras=True)
+        check_range(hint[name], value, name)
 
 
 def _float(value, path, file):

@@ -14,17 +14,18 @@ from typing import List
 from typing import Literal
 from typing import Optional
 
+from kdplug.config.ranges import BatchSize
+from kdplug.config.ranges import Epochs
 from kdplug.config.ranges import Fraction
+from kdplug.config.ranges import LearningRate
 from kdplug.config.ranges import NonNegativeInt
 from kdplug.config.ranges import PositiveInt
 from kdplug.config.ranges import Range
+from kdplug.config.ranges import WeightDecay
 from kdplug.errors import bounded_repr
 from kdplug.errors import did_you_mean
 
 # Ranges shared by several sections (kdplug.config.ranges).
-Epochs = Annotated[int, Range(1, 10_000)]
-BatchSize = Annotated[int, Range(1, 65_536)]
-LearningRate = Annotated[float, Range(0, 10, low_open=True)]
 
 
 @dataclasses.dataclass
@@ -401,7 +402,8 @@ class ScheduleConfig:
 
 @dataclasses.dataclass
 class LengthBucketsConfig:
-    """`training.length_buckets:`: the student's training batches hold
+    """`training.length_buckets:`: the student's training batches, the
+    teacher's fine-tuning batches and the teacher-output precompute's hold
     sentences of similar length, each cut to its longest one
     (`kdplug.data.length_buckets.LengthBuckets`; evaluation stays padded;
     `cmlm-seq2seq` buckets its C-MLM teacher's fine-tuning and its students'
@@ -428,7 +430,7 @@ class TrainingConfig:
     epochs: Epochs = 3
     batch_size: BatchSize = 32
     learning_rate: LearningRate = 1e-4
-    weight_decay: Annotated[float, Range(0, 1)] = 0.01
+    weight_decay: WeightDecay = 0.01
     warmup_ratio: Fraction = 0.1
     optimizer: Literal["adamw", "adam", "sgd"] = "adamw"
     jit_compile: bool = True

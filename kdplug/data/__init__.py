@@ -17,23 +17,24 @@ from kdplug.data.augmentation import match_case
 from kdplug.data.augmentation import tokenize
 from kdplug.data.examples import Examples
 from kdplug.data.label_map import LabelMap
-from kdplug.data.readers import TFDS_PREFIX
+from kdplug.data.label_kinds import text_field
 from kdplug.data.readers import Splits
 from kdplug.data.readers import examples_from_dataset
-from kdplug.data.readers import load_source
-from kdplug.data.readers import per_split_parts
-from kdplug.data.readers import read_rows
 from kdplug.data.readers import read_splits
-from kdplug.data.readers import split_parts
-from kdplug.data.readers import text_field
+from kdplug.data.row_files import at_row
+from kdplug.data.row_files import read_rows
+from kdplug.data.split_sources import TFDS_PREFIX
+from kdplug.data.split_sources import load_source
+from kdplug.data.split_sources import per_split_parts
+from kdplug.data.split_sources import split_parts
 from kdplug.data.text_corpus import TextCorpus
-from kdplug.data.text_files import at_row
 from kdplug.data.transfer_set import AugmentStep
 from kdplug.data.transfer_set import build_transfer_set
 
 if TYPE_CHECKING:  # they need TensorFlow: loaded on first use (`lazy_exports`)
     from kdplug.data.length_buckets import LengthBuckets
     from kdplug.data.length_buckets import batches_by_length
+    from kdplug.data.length_buckets import outputs_by_length
     from kdplug.data.text_encoder import TextEncoder
     from kdplug.data.trimming import real_lengths
     from kdplug.data.trimming import trim_to_longest

@@ -14,10 +14,6 @@ from typing import Optional
 from kdplug.errors import DataError
 from kdplug.errors import did_you_mean
 
-# In the run folder, and beside the exported student's files.
-LABEL_MAP_FILE = "label_map.json"
-EXPORT_LABELS_FILE = "labels.json"
-
 
 def is_class_id(value):
     """Whether a label value reads as an integer class id: an int, a string

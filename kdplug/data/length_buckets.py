@@ -4,6 +4,7 @@ cut to its longest sentence (`training.length_buckets:`)."""
 import numpy as np
 import tensorflow as tf
 
+from kdplug import keys
 from kdplug.data.trimming import real_lengths
 from kdplug.data.trimming import trim_to_longest
 from kdplug.errors import KdplugError
@@ -161,3 +162,55 @@ def batches_by_length(padding_mask, batch_size):
     """
     order = np.argsort(np.asarray(padding_mask).sum(axis=1), kind="stable")
     return [order[lo:lo + batch_size] for lo in range(0, len(order), int(batch_size))]
+
+
+def outputs_by_length(forward, features, batch_size, multiple=8, restore=None):
+    """Per-row outputs of `forward` over padded arrays in memory, read in
+    batches of similar length, each cut to its longest row.
+
+    The rows are batched by `batches_by_length` (by `features["padding_mask"]`)
+    and each batch is cut by `trim_to_longest(batch, multiple)`; a batch
+    shorter than `batch_size` (the last) is filled up with its own rows
+    repeated, so an XLA-compiled `forward` compiles one shape per width
+    (at most `sequence_length / multiple`) and none for the remainder. Each
+    row's outputs are written back to its own index: the result is in the
+    order of `features`, equal to a padded pass's wherever `forward`'s
+    per-row outputs do not depend on padding (every model in eval mode:
+    they mask it out) and the batch (no batch statistics).
+
+    Args:
+        forward: `fn({name: (batch, width) tensor}) -> {name: tensor}`.
+        features: `{name: (n, seq) array}`, padded on the right, with a
+            `padding_mask`.
+        batch_size: int >= 1 (at most `n` is used).
+        multiple: int >= 1. Widths are rounded up to a multiple of this.
+        restore: optional `fn(name, (batch, ...) array) -> array` applied
+            to each output of a batch before it is stored (e.g. padding
+            per-token outputs back to `seq`); default: as it is.
+
+    Returns:
+        `{name: (n, ...) numpy array}`.
+
+    Examples:
+
+    ```python
+    x = encoder.encode_examples(examples)
+    logits = outputs_by_length(lambda b: {"logits": model(b, training=False)},
+                               x, 64)["logits"]
+    ```
+    """
+    n = len(features[keys.PADDING_MASK])
+    size = min(int(batch_size), n)
+    out = {}
+    for rows in batches_by_length(features[keys.PADDING_MASK], size):
+        filled = np.resize(rows, size)  # a short batch repeats its rows
+        batch = trim_to_longest({k: tf.constant(v[filled]) for k, v in features.items()},
+                                multiple)
+        for name, value in forward(batch).items():
+            value = np.asarray(value)[:len(rows)]
+            if restore is not None:
+                value = restore(name, value)
+            if name not in out:
+                out[name] = np.empty((n, *value.shape[1:]), value.dtype)
+            out[name][rows] = value
+    return out

@@ -8,9 +8,6 @@ from kdplug import keys
 from kdplug.data.text_encoder import TextEncoder
 from kdplug.errors import KdplugError
 
-# Where a run keeps the student's tokenizer (a keras-hub preset folder).
-STUDENT_TOKENIZER = "student_tokenizer"
-
 
 class StudentTextEncoder:
     """Encodes texts with the student's own keras-hub tokenizer and puts the
@@ -36,7 +33,7 @@ class StudentTextEncoder:
     ```python
     encoder = StudentTextEncoder(student_tokenizer, sequence_length=64)
     train_ds = word_dataset(teacher_encoder, encoder, splits["train"], 32)
-    encoder.save(os.path.join(run_dir, STUDENT_TOKENIZER), student.model.backbone)
+    encoder.save(os.path.join(run_dir, "student_tokenizer"), student.model.backbone)
     ```
     """
 

@@ -8,9 +8,10 @@ same files with the same errors (naming `file:line`).
 import os
 
 from kdplug.data import tables
-from kdplug.data.readers import EXTENSIONS
-from kdplug.data.readers import read_rows
-from kdplug.data.readers import text_field
+from kdplug.data.label_kinds import text_field
+from kdplug.data.row_files import EXTENSIONS
+from kdplug.data.row_files import at_row
+from kdplug.data.row_files import read_rows
 from kdplug.errors import DataError
 
 TEXT_FILE_HINT = "one text per line"
@@ -103,9 +104,3 @@ def _text_lines(path, field):
     if not texts:
         raise DataError(f"{path}: no text ({field} holds {TEXT_FILE_HINT})")
     return texts
-
-
-def at_row(source, where):
-    """`file:12` for a line number, `file, row 3` for a table row (as the
-    core readers write it)."""
-    return f"{source}:{where}" if isinstance(where, int) else f"{source}, {where}"

@@ -1,5 +1,5 @@
 """Evaluation: measuring models (accuracy, task metrics, latency), the
-run's report and plots, and exporting the student."""
+run's report and plots, exporting the student and measuring its exports."""
 
 from typing import TYPE_CHECKING
 
@@ -7,6 +7,8 @@ from kdplug._lazy import lazy_exports
 
 if TYPE_CHECKING:  # they need TensorFlow: loaded on first use (`lazy_exports`)
     from kdplug.evaluation.export import StudentExporter
+    from kdplug.evaluation.export_measure import ExportMeasurer
+    from kdplug.evaluation.export_measure import export_and_measure
     from kdplug.evaluation.measure import accuracy
     from kdplug.evaluation.measure import count_params
     from kdplug.evaluation.measure import first_examples

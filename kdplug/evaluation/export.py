@@ -1,11 +1,10 @@
-"""Exporting a trained student for serving, and measuring the exports."""
+"""Exporting a trained student for serving (measuring the exports:
+`kdplug.evaluation.export_measure`)."""
 
 import os
 import shutil
-import warnings
 
 import keras
-import numpy as np
 import tensorflow as tf
 
 from kdplug import keys
@@ -13,10 +12,7 @@ from kdplug import storage
 from kdplug.data.text_encoder import TextEncoder
 from kdplug.errors import KdplugError
 from kdplug.evaluation import preset_export
-from kdplug.evaluation.measure import forward_function
-from kdplug.evaluation.measure import masked_accuracy
-from kdplug.evaluation.measure import time_ms
-from kdplug.storage import tree_size
+from kdplug.run_files import STUDENT_FILE
 
 SIGNATURE = "serving_default"
 # The SavedModel's second signature: raw strings in, logits out.
@@ -29,7 +25,7 @@ DEFAULT_FORMATS = ("keras", "saved_model", "tflite_float32", "tflite_int8")
 # when asked for.
 FORMATS = DEFAULT_FORMATS + (PRESET,)
 FILENAMES = {
-    "keras": "student.keras",
+    "keras": STUDENT_FILE,
     "saved_model": "saved_model",
     "tflite_float32": "student_float32.tflite",
     "tflite_int8": "student_int8.tflite",
@@ -43,7 +39,8 @@ TFLITE_FORMATS = ("tflite_float32", "tflite_int8")
 
 class StudentExporter:
     """Exports a student as `.keras`, TF SavedModel, TFLite and a keras-hub
-    preset, and measures every export's size, CPU latency and accuracy.
+    preset (`kdplug.evaluation.export_measure.ExportMeasurer` measures every
+    export's size, CPU latency and accuracy).
 
     - `keras`: `model.save()`; reload with `keras.saving.load_model`.
     - `saved_model`: a TF SavedModel (`keras.export.ExportArchive`, as
@@ -79,7 +76,7 @@ class StudentExporter:
     BERT-family students convert to builtins only.
 
     With a `tokenizer`, the TFLite formats get `vocab.txt` beside them (the
-    tokenizer's vocabulary; `vocab` in `run()`'s report).
+    tokenizer's vocabulary; `vocab` in `export_and_measure`'s report).
 
     Only the student is exported: projections and heads that only training
     needs live in the loss terms and the `Distiller`, not in the student.
@@ -104,10 +101,9 @@ class StudentExporter:
     ```python
     exporter = StudentExporter(student, sequence_length=48)
     paths = exporter.export("runs/sst2/export")
-    exporter.size_bytes()["tflite_int8"]
-    exporter.latency_ms(test_ds)["tflite_int8"]["batch_32"]["median"]
-    exporter.accuracy(test_ds)["tflite_int8"]
-    report = exporter.run("runs/sst2/export", test_ds)  # all of the above
+    paths["tflite_int8"]  # "runs/sst2/export/student_int8.tflite"
+    # exported and measured: the report's `export` section
+    report = export_and_measure(exporter, "runs/sst2/export", test_ds)
     ```
     """
 
@@ -124,7 +120,6 @@ class StudentExporter:
         self.num_threads = num_threads
         self.paths = {}
         self.notes = []
-        self._predictors = {}
 
     def input_signature(self):
         """The serving signature: one dict of int32 `TensorSpec`s."""
@@ -165,7 +160,6 @@ class StudentExporter:
                     "StudentExporter(model, sequence_length, tokenizer=...)")
         os.makedirs(out_dir, exist_ok=True)
         storage.remove_stale_temporaries(out_dir)  # a killed export's
-        self._predictors = {}
         paths = {f: os.path.join(out_dir, FILENAMES[f]) for f in FORMATS}
         if "keras" in wanted:
             self._save_keras(paths["keras"], keras_file)
@@ -305,223 +299,3 @@ class StudentExporter:
             if note not in self.notes:
                 self.notes.append(note)
             return convert(select_ops=True)
-
-    def size_bytes(self):
-        """`{format: bytes on disk}` of every export (a SavedModel is a folder:
-        the sum of its files)."""
-        return {fmt: tree_size(path) for fmt, path in self.paths.items()}
-
-    def predictor(self, fmt):
-        """A function `features -> logits (numpy)` running one format.
-
-        `"keras"` runs the in-memory model (in a `tf.function`), the others
-        the exported files.
-        """
-        if fmt in self._predictors:
-            return self._predictors[fmt]
-        if fmt == "keras":  # the trace the run's evaluation made, if any
-            forward = forward_function(self.model)
-
-            def predict(features):
-                return forward(self._tensors(features)).numpy()
-        elif fmt == "saved_model":
-            loaded = tf.saved_model.load(self._path(fmt))
-
-            def predict(features):  # keeps `loaded` (the variables) alive
-                out = loaded.signatures[SIGNATURE](**self._tensors(features))
-                return next(iter(out.values())).numpy()
-        elif fmt in TFLITE_FORMATS:
-            predict = tflite_predictor(self._path(fmt), self.input_keys, self.num_threads)
-        elif fmt == PRESET:
-            predict = preset_predictor(self._path(fmt), self.input_keys)
-        else:
-            raise KdplugError(f"unknown export format {fmt!r}; known: {list(FORMATS)}")
-        self._predictors[fmt] = predict
-        return predict
-
-    def latency_ms(self, features, formats=None, batch_sizes=(1, 32), runs=20, warmup=3):
-        """CPU latency of one forward pass, per format and batch size.
-
-        Args:
-            features: a dict of arrays, or a dataset of `(features, labels)`
-                batches; its first examples are repeated to fill each batch.
-            formats: defaults to `"keras"` plus every exported format but
-                `".keras"` (a reloaded `.keras` file runs the same graph)
-                that runs here (see `notes` for those that do not).
-            batch_sizes: the batch sizes measured.
-            runs: timed runs; the median, min and max are reported.
-            warmup: untimed runs first (tracing, allocation).
-
-        Returns:
-            `{format: {"batch_<n>": {"median", "min", "max"}}}` in ms.
-        """
-        base = first_features(features, max(batch_sizes))
-        formats = formats or self._measured_formats(base)
-        result = {}
-        for fmt in formats:
-            predict = self.predictor(fmt)
-            result[fmt] = {}
-            for n in batch_sizes:
-                batch = repeat_to(base, n)
-                result[fmt][f"batch_{n}"] = time_ms(lambda: predict(batch), runs, warmup)
-        return result
-
-    def accuracy(self, dataset, formats=None, score=None):
-        """Top-1 accuracy per format on a dataset of `(features, labels)`
-        batches; labels `< 0` are skipped.
-
-        Args:
-            dataset: a `tf.data.Dataset` or any iterable of batches.
-            formats: defaults to `"keras"`, the TFLite exports that run
-                here and the keras-hub preset (reloaded).
-            score: `fn(outputs, labels) -> float` measured instead of
-                accuracy (e.g. a regression task's Pearson correlation), on
-                the whole dataset's outputs.
-        """
-        if formats is None:
-            probe = first_features(dataset, 1)
-            formats = [f for f in self._measured_formats(probe)
-                       if f in ("keras", PRESET) or f.startswith("tflite")]
-        if score is not None:
-            outputs = {fmt: [] for fmt in formats}
-            labels = []
-            for x, y in dataset:
-                labels.append(np.asarray(y))
-                for fmt in formats:
-                    outputs[fmt].append(np.asarray(self.predictor(fmt)(x)))
-            return {fmt: float(score(np.concatenate(outputs[fmt]), np.concatenate(labels)))
-                    for fmt in formats}
-        correct = dict.fromkeys(formats, 0)
-        total = 0
-        for x, y in dataset:
-            for fmt in formats:
-                hits, counted = masked_accuracy(self.predictor(fmt)(x), y)
-                correct[fmt] += hits
-            total += counted
-        return {fmt: correct[fmt] / max(total, 1) for fmt in formats}
-
-    def run(self, out_dir, dataset, formats=DEFAULT_FORMATS, batch_sizes=(1, 32), runs=20,
-            metric=None, keras_file=None):
-        """Exports, then measures: returns the report's `export` section,
-        `{"files", "size_bytes", "latency_ms", "accuracy", "notes"}` (and
-        `vocab`, `vocab_file()`, when `vocab.txt` was written); with
-        `metric=(name, fn)` (see `accuracy`'s `score`) that metric under
-        its name instead of accuracy."""
-        files = self.export(out_dir, formats, keras_file=keras_file)
-        name, score = metric or ("accuracy", None)
-        report = {
-            "files": files,
-            "size_bytes": self.size_bytes(),
-            "latency_ms": self.latency_ms(dataset, batch_sizes=batch_sizes, runs=runs),
-            name: self.accuracy(dataset, score=score),
-            "notes": list(self.notes),
-        }
-        if self.vocab is not None:
-            report["vocab"] = self.vocab_file()
-        return report
-
-    def _measured_formats(self, probe):
-        formats = ["keras"] + [f for f in self.paths if f != "keras"]
-        return [f for f in formats if self._runs(f, probe)]
-
-    def _runs(self, fmt, probe):
-        """Whether a format runs here; notes why not (e.g. a TFLite model
-        with TF select ops needs the Flex delegate, which the interpreter in
-        the `tensorflow` package lacks)."""
-        try:
-            self.predictor(fmt)(repeat_to(probe, 1))
-            return True
-        except KdplugError as e:
-            note = f"{fmt}: not measured: {e}"
-            if note not in self.notes:
-                self.notes.append(note)
-            return False
-
-    def _path(self, fmt):
-        if fmt not in self.paths:
-            raise KdplugError(f"{fmt!r} was not exported; call export() first")
-        return self.paths[fmt]
-
-    def _tensors(self, features):
-        return {k: tf.convert_to_tensor(features[k], tf.int32) for k in self.input_keys}
-
-
-def tflite_predictor(path, input_keys, num_threads=None):
-    """A function `features -> logits (numpy)` over a TFLite file.
-
-    The interpreter is resized (`resize_tensor_input`) whenever the batch
-    shape changes, so any batch size and (for a dynamic export) sequence
-    length runs.
-    """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # tf.lite.Interpreter's deprecation notice
-        interpreter = tf.lite.Interpreter(model_path=path, num_threads=num_threads)
-    runner = interpreter.get_signature_runner(SIGNATURE)
-    inputs = {name: d["index"] for name, d in runner.get_input_details().items()}
-    missing = set(inputs) - set(input_keys)
-    if missing:
-        raise KdplugError(f"{path} expects inputs {sorted(inputs)}, not {list(input_keys)}")
-    output = next(iter(runner.get_output_details().values()))["index"]
-    shapes = {}
-
-    def predict(features):
-        arrays = {k: np.asarray(features[k], np.int32) for k in inputs}
-        try:
-            if shapes != {k: a.shape for k, a in arrays.items()}:
-                for k, a in arrays.items():
-                    interpreter.resize_tensor_input(inputs[k], a.shape, strict=False)
-                interpreter.allocate_tensors()
-                shapes.clear()
-                shapes.update({k: a.shape for k, a in arrays.items()})
-            for k, a in arrays.items():
-                interpreter.set_tensor(inputs[k], a)
-            interpreter.invoke()
-        except RuntimeError as e:
-            shapes.clear()
-            raise KdplugError(
-                f"{os.path.basename(path)} cannot run in this TFLite interpreter: "
-                f"{str(e).splitlines()[0][:300]}"
-            ) from None
-        return interpreter.get_tensor(output).copy()
-
-    return predict
-
-
-def preset_predictor(path, input_keys):
-    """A function `features -> logits (numpy)` over a keras-hub preset
-    folder, reloaded with `keras_hub.models.TextClassifier.from_preset` and
-    called on token ids (its preprocessor is what `predict()` applies to
-    strings)."""
-    task = preset_export.load_preset(path)
-    names = list(task.input) if isinstance(task.input, dict) else list(input_keys)
-    forward = tf.function(lambda x: task(x, training=False), reduce_retracing=True)
-
-    def predict(features):  # keeps `task` alive
-        return forward({k: tf.convert_to_tensor(features[k], tf.int32)
-                        for k in names}).numpy()
-
-    return predict
-
-
-def first_features(features, n):
-    """Up to `n` examples' features (a dict of numpy arrays) from a dict of
-    arrays or a dataset of `(features, labels)` batches."""
-    if isinstance(features, dict):
-        return {k: np.asarray(v)[:n] for k, v in features.items()}
-    parts, count = [], 0
-    for batch in features:
-        x = batch[0] if isinstance(batch, (tuple, list)) else batch
-        parts.append({k: np.asarray(v) for k, v in x.items()})
-        count += len(next(iter(parts[-1].values())))
-        if count >= n:
-            break
-    if not parts:
-        raise KdplugError("no examples to measure latency on")
-    return {k: np.concatenate([p[k] for p in parts])[:n] for k in parts[0]}
-
-
-def repeat_to(features, n):
-    """The examples repeated (cyclically) to exactly `n` rows."""
-    have = len(next(iter(features.values())))
-    rows = np.arange(n) % have
-    return {k: v[rows] for k, v in features.items()}

@@ -38,10 +38,7 @@ import keras_hub
 
 from kdplug import storage
 from kdplug.errors import KdplugError
-
-# Class names beside keras-hub's files (keras-hub ignores it): output `i` of
-# the model is class `names[i]`.
-LABELS_FILE = "labels.json"
+from kdplug.run_files import EXPORT_LABELS as LABELS_FILE
 
 
 def check_presettable(model):

@@ -5,9 +5,8 @@ import os
 
 from kdplug import storage
 from kdplug.data.batch_mix import describe_mix
-
-METRICS = "metrics.json"
-SUMMARY = "summary.md"
+from kdplug.run_files import METRICS
+from kdplug.run_files import SUMMARY
 
 
 def write_report(run_dir, report, summary=None):

@@ -1,6 +1,7 @@
 import dataclasses
 from typing import Optional
 
+from kdplug.config import PositiveInt
 from kdplug.mapping.layer_mapping import LayerMapping
 
 
@@ -28,12 +29,8 @@ class SkipMapping(LayerMapping):
 
     @dataclasses.dataclass
     class Config:
-        every: Optional[int] = None
+        every: Optional[PositiveInt] = None
         include_last: bool = False
-
-        def __post_init__(self):
-            if self.every is not None and self.every < 1:
-                raise ValueError(f"every must be >= 1, got {self.every}")
 
     def layer_pairs(self, num_teacher_layers, num_student_layers):
         n, m = num_teacher_layers, num_student_layers

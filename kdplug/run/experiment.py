@@ -20,6 +20,7 @@ from kdplug.run.preflight import check_inputs
 from kdplug.run.run_folder import RunFolder
 from kdplug.run.run_folder import run_settings
 from kdplug.run.single_task import runner_class
+from kdplug.run_files import CONFIG
 from kdplug.run_files import SOURCE
 from kdplug.training.distribution import precision_policy
 
@@ -144,7 +145,7 @@ class Experiment:
         """`config.yaml` (the resolved config) and `source.json` (the file
         it came from: its relative paths resolve against that file's
         folder, which `kdplug analyze` needs to reload the run)."""
-        storage.write_text(context.path("config.yaml"),
+        storage.write_text(context.path(CONFIG),
                            yaml.safe_dump(self.config.to_dict(), sort_keys=False))
         storage.write_json(context.path(SOURCE), {
             "config_file": self.config.file and os.path.abspath(self.config.file),

@@ -13,11 +13,12 @@ result["kept"]     # formats whose file was already there
 import os
 
 from kdplug import storage
-from kdplug.data.label_map import EXPORT_LABELS_FILE
-from kdplug.data.label_map import LABEL_MAP_FILE
 from kdplug.data.label_map import LabelMap
 from kdplug.errors import KdplugError
 from kdplug.errors import did_you_mean
+from kdplug.run_files import EXPORT
+from kdplug.run_files import EXPORT_LABELS
+from kdplug.run_files import LABEL_MAP
 
 
 def check_formats(formats, flag="--format"):
@@ -75,7 +76,7 @@ def export_run(run, formats, output_dir=None):
     from kdplug.evaluation.export import StudentExporter
 
     formats = check_formats(formats)
-    output_dir = output_dir or os.path.join(run.run_dir, "export")
+    output_dir = output_dir or os.path.join(run.run_dir, EXPORT)
     if os.path.exists(output_dir) and not os.path.isdir(output_dir):
         raise KdplugError(f"{output_dir}: a file, not a folder (--output)")
     kept, wanted = {}, []
@@ -109,12 +110,12 @@ def _write_labels(run, output_dir):
     names = run.label_names
     if names is None:
         return None
-    labels = storage.read_json(os.path.join(run.run_dir, LABEL_MAP_FILE))
+    labels = storage.read_json(os.path.join(run.run_dir, LABEL_MAP))
     if not labels or labels.get("names") != names:
         data = run.config.data
         labels = LabelMap(len(names), list(names), "names", "data.label_names",
                           data.label_column).to_json()
-    path = os.path.join(output_dir, EXPORT_LABELS_FILE)
+    path = os.path.join(output_dir, EXPORT_LABELS)
     if storage.read_json(path) != labels:
         os.makedirs(output_dir, exist_ok=True)
         storage.write_json(path, labels)

@@ -10,12 +10,10 @@ from kdplug.config.sources import resolve_source
 from kdplug.data.readers import source_fingerprints
 from kdplug.errors import ConfigError
 from kdplug.errors import KdplugError
+from kdplug.run_files import SETTINGS
+from kdplug.run_files import TRAINING_STATE
 
-SETTINGS = "settings.json"
 LOCK = ".lock"
-# What a run leaves that depends on its settings (their presence means a
-# re-run must be checked against the settings that produced them).
-TRAINING_STATE = ("stages", "backup")
 # Parts of a config that do not change what a run trains or measures.
 NOT_SETTINGS = ("name", "output_dir", "export", "analysis", "evaluation")
 

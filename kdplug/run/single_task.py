@@ -3,12 +3,9 @@
 import keras
 
 from kdplug import storage
-from kdplug.data.label_map import EXPORT_LABELS_FILE
-from kdplug.data.label_map import LABEL_MAP_FILE
 from kdplug.data.masking import needs_masking
 from kdplug.data.readers import describe_sources
 from kdplug.data.readers import read_splits
-from kdplug.data.student_text_encoder import STUDENT_TOKENIZER
 from kdplug.data.student_text_encoder import StudentTextEncoder
 from kdplug.data.text_corpus import TextCorpus
 from kdplug.data.text_encoder import needs_pair_inputs
@@ -21,6 +18,7 @@ from kdplug.errors import config_error
 from kdplug.evaluation.collapse import ADVICE
 from kdplug.evaluation.collapse import collapse_check
 from kdplug.evaluation.export import StudentExporter
+from kdplug.evaluation.export_measure import export_and_measure
 from kdplug.evaluation.measure import count_params
 from kdplug.evaluation.measure import first_examples
 from kdplug.evaluation.measure import latency_ms
@@ -32,7 +30,13 @@ from kdplug.run.stage_runner import StageRunner
 from kdplug.run.teacher_setup import EVAL_BATCH_SIZE
 from kdplug.run.teacher_setup import TeacherSetup
 from kdplug.run.teacher_setup import teacher_seed
+from kdplug.run_files import ANALYSIS
+from kdplug.run_files import EXPORT
+from kdplug.run_files import EXPORT_LABELS
+from kdplug.run_files import LABEL_MAP
 from kdplug.run_files import STUDENT_FILE
+from kdplug.run_files import STUDENT_TOKENIZER
+from kdplug.run_files import WORD_VOCABULARY
 from kdplug.storage import format_size
 from kdplug.teacher.loading import check_sequence_length
 from kdplug.teacher.loading import check_teacher_serves
@@ -229,6 +233,7 @@ class SingleTaskRunner(Runner):
                 teacher, encoder, examples, taps, dtype=cache.dtype,
                 shard_size=cache.shard_size, batch_size=cache.batch_size,
                 jit_compile=ctx.config.training.jit_compile,
+                length_buckets=ctx.length_buckets(),
             )
             if not outputs.is_complete():
                 need = outputs.estimated_bytes()
@@ -345,15 +350,15 @@ class SingleTaskRunner(Runner):
                 task.primary,
                 lambda outputs, labels: task.metrics([task.primary], outputs,
                                                      labels)[task.primary])
-            report = exporter.run(
-                ctx.path("export"), test_ds,
+            report = export_and_measure(
+                exporter, ctx.path(EXPORT), test_ds,
                 formats=tuple(cfg.export.formats),
                 batch_sizes=tuple(cfg.export.latency_batch_sizes),
                 runs=cfg.evaluation.latency_runs, metric=metric, keras_file=keras_file,
             )
         if label_map is not None and label_map.named:
             report["labels"] = storage.write_json(
-                ctx.path("export", EXPORT_LABELS_FILE), label_map.to_json())
+                ctx.path(EXPORT, EXPORT_LABELS), label_map.to_json())
         return report
 
     def _save_label_map(self, label_map):
@@ -362,7 +367,7 @@ class SingleTaskRunner(Runner):
         if label_map is None or not label_map.named:
             return
         if self.context.is_chief:
-            storage.write_json(self.context.path(LABEL_MAP_FILE), label_map.to_json())
+            storage.write_json(self.context.path(LABEL_MAP), label_map.to_json())
 
     def _evaluation_split(self, splits):
         """`test`, or `validation` when the data has no test split (logged;
@@ -391,10 +396,10 @@ class SingleTaskRunner(Runner):
             AnalysedModel("teacher", teacher, dataset, role="teacher", jit_compile=jit),
             [AnalysedModel("student", student, dataset, jit_compile=jit)],
             examples=examples, corpus_texts=splits["train"].texts,
-            output_dir=self.context.path("analysis"), config=cfg.analysis,
+            output_dir=self.context.path(ANALYSIS), config=cfg.analysis,
             base_dir=cfg.base_dir, title=f"{cfg.name}: teacher vs student",
             label_names=class_names(splits.label_map))
-        self.context.log.info("analysis: %s", self.context.path("analysis"))
+        self.context.log.info("analysis: %s", self.context.path(ANALYSIS))
 
     def _word_encoder(self, splits):
         """A word vocabulary from the training texts, for `input: word_ids`
@@ -406,7 +411,7 @@ class SingleTaskRunner(Runner):
             splits["train"], cfg.data.sequence_length,
             max_vocabulary_size=cfg.student_config.vocabulary_size,
         )
-        words.save(self.context.path("word_vocabulary.json"))
+        words.save(self.context.path(WORD_VOCABULARY))
         return words
 
     def _student_text_encoder(self, kind, student):

@@ -12,6 +12,15 @@ from kdplug.data.batch_mix import BatchMix
 from kdplug.data.masking import stage_dataset
 from kdplug.errors import ConfigError
 from kdplug.run.run_folder import ways_out
+from kdplug.run_files import BACKUP
+from kdplug.run_files import STAGE_BEST
+from kdplug.run_files import STAGE_HISTORY
+from kdplug.run_files import STAGE_POINTER
+from kdplug.run_files import STAGE_TERMS
+from kdplug.run_files import STAGE_WEIGHTS
+from kdplug.run_files import STAGES
+from kdplug.run_files import TENSORBOARD
+from kdplug.run_files import TENSORBOARD_STEPS
 from kdplug.students.utils import force_trainable
 from kdplug.tasks import get_task
 from kdplug.teacher.pipeline import TeacherPipeline
@@ -76,6 +85,10 @@ class StageRunner:
             metrics=None, last=True):
         """Trains (or reloads) one stage; returns its `StageHistory`.
 
+        The steps: `_reload` a stage an earlier run finished; else
+        `_prepare` the student and the stage's data, `_compile` the
+        `Distiller`, gather the `_callbacks`, `_fit` and `_store` it.
+
         Args:
             index: the stage's position in the run (0-based; names files).
             stage: the `kdplug.Stage`.
@@ -90,111 +103,35 @@ class StageRunner:
             last: whether this is the run's last stage (where
                 `training.early_stopping` applies unless it names stages).
         """
-        ctx = self.context
-        tag = stage_tag(index, stage)
-        done = ctx.path("stages", f"{tag}.weights.h5")
-        history_file = ctx.path("stages", f"{tag}.history.json")
-        finished = self.finished_weights(index, stage)
-        if finished is not None:
-            recorded = StageHistory.load(history_file)
-            if recorded.settings != ctx.settings_fingerprint:
-                raise ConfigError(
-                    f"stage {stage.name!r} in {ctx.run_dir} was trained with other "
-                    f"settings (recorded {recorded.settings or 'none'}, this run "
-                    f"{ctx.settings_fingerprint}); it cannot be reused. "
-                    + ways_out(ctx.run_dir), ctx.config.file, "output_dir")
-            student.load_weights(finished)
-            load_term_weights(stage.terms, ctx.path("stages", f"{tag}.terms.npz"))
-            if ctx.is_chief:  # a kill right after the stage was stored left it
-                shutil.rmtree(ctx.path("backup", tag), ignore_errors=True)
-            ctx.log.info("stage %s: already finished, loaded %s", stage.name, finished)
+        files = StageFiles(self.context, index, stage)
+        recorded = self._reload(stage, student, files)
+        if recorded is not None:
             return recorded
+        ctx = self.context
         cfg = ctx.config.training
-        force_trainable(student)  # undo a previous stage's freezing
-        if stage.trainable is not None:
-            stage.trainable(student)
-        seed = ctx.config.seed
-        train_ds = stage_dataset(train_ds, stage, tokenizer, seed=seed + index)
-        if val_ds is not None:
-            val_ds = stage_dataset(val_ds, stage, tokenizer, seed=seed, training=False)
+        train_ds, val_ds = self._prepare(index, stage, student, train_ds, val_ds, tokenizer)
         epochs = stage.epochs or cfg.epochs
         steps = cfg.steps_per_epoch or int(train_ds.cardinality())
-        backup = ctx.path("backup", tag)
         custom_metrics = None if metrics is None else list(metrics)
         # `evaluation.metrics` beyond val_accuracy, for a single-task student
         scores = self._validation_metrics(student, val_ds) if metrics is None else None
-        with ctx.strategy.scope():
-            distiller = Distiller(student, teacher, stage.terms, name=f"distiller_{tag}")
-            if metrics is None:  # created in the scope, like the models
-                metrics = self._task().keras_metrics()
-            distiller.compile(
-                optimizer=make_optimizer(
-                    cfg.optimizer, stage.learning_rate or cfg.learning_rate,
-                    steps * epochs, cfg.warmup_ratio, cfg.weight_decay,
-                ),
-                metrics=list(metrics) or None,
-                jit_compile=cfg.jit_compile,
-            )
+        distiller = self._compile(stage, files.tag, student, teacher, metrics,
+                                  steps * epochs)
         train_ds, val_ds = self._pipelined(distiller, teacher, train_ds, val_ds)
         checks = self._checks(stage, student, val_ds, scores,
                              own_metrics=custom_metrics is not None)
         if checks.mix is not None:  # counts the first epoch's labels as read
             train_ds = checks.mix.tap(train_ds)
-        multi_worker = isinstance(ctx.strategy, tf.distribute.MultiWorkerMirroredStrategy)
-        # fit() cannot XLA-compile a step whose replicas live on several local
-        # devices (keras-team/keras#19005); the custom loop compiles each
-        # replica's forward and backward pass instead (docs/distributed.md).
-        custom_loop = multi_worker or (
-            cfg.jit_compile and not fit_can_jit_compile(ctx.strategy))
-        history = RunHistory(ctx.path("backup", f"{tag}.history.json"),
-                             every=ctx.log_every_steps,
-                             log_dir=ctx.path("tensorboard", tag, "steps"))
-        # At each epoch's end the history and the early-stopping state are
-        # written before the backup, so a kill in between resumes at an
-        # epoch they forget again; the backup also sees early stopping's
-        # `stop_training` (no backup after the epoch fit ends with).
-        callbacks = [history]
-        best = self._early_stopping(stage, tag, student, val_ds, last)
-        if best is not None:
-            callbacks.append(best)
-        if not custom_loop:  # the custom loop checkpoints itself, last
-            # removed once the stage is stored (below): a kill until then
-            # resumes at the last epoch
-            callbacks.append(ResumableBackup(backup, stage.name, remove_at_end=False))
-        callbacks += [StopOnNaN(stage.name, backup),
-                      keras.callbacks.TensorBoard(ctx.path("tensorboard", tag))]
-        # the checks before the backup: an epoch's end is its checks, then its
-        # records (a kill after the backup finds the next epoch started)
-        callbacks.insert(0, checks)
-        if scores is not None:  # first: the others read the values it logs
-            callbacks.insert(0, scores)
-        callbacks.extend(progress_lines(stage.name, cfg.verbose))
-        for extra in ctx.plugins.hook.kdplug_callbacks(config=ctx.config):
-            callbacks.extend(extra or [])
-        callbacks.extend(stage_schedules(cfg.schedules, stage, steps * epochs))
+        history = RunHistory(files.step_history, every=ctx.log_every_steps,
+                             log_dir=files.step_logs)
+        best = self._early_stopping(stage, files, student, val_ds, last)
+        callbacks = self._callbacks(stage, files, [scores, checks, history, best],
+                                    steps * epochs)
         ctx.log.info("stage %s: %d epoch(s) x %d steps, terms: %s", stage.name,
                      epochs, steps, ", ".join(t.name for t in stage.terms))
-        verbose = keras_verbosity(cfg.verbose)
         with ctx.timers(f"stage {stage.name}"):
-            if custom_loop:  # Keras 3 fit() cannot run this (see above)
-                CustomLoopTrainer(
-                    distiller, strategy=ctx.strategy, jit_compile=cfg.jit_compile,
-                    metrics=custom_metrics,
-                ).fit(
-                    train_ds, validation_data=val_ds, epochs=epochs,
-                    steps_per_epoch=cfg.steps_per_epoch, callbacks=callbacks,
-                    backup_dir=backup, remove_backup=False, verbose=min(verbose, 1),
-                )
-            else:
-                distiller.fit(
-                    train_ds,
-                    validation_data=val_ds,
-                    epochs=epochs,
-                    steps_per_epoch=cfg.steps_per_epoch,
-                    callbacks=callbacks,
-                    verbose=verbose,
-                    shuffle=False,  # the dataset reshuffles itself every epoch
-                )
+            self._fit(distiller, train_ds, val_ds, callbacks, epochs, files,
+                      custom_metrics)
         ctx.log.info("stage %s: done, %d optimizer steps", stage.name,
                      int(distiller.optimizer.iterations.numpy()))
         result = StageHistory(history.epoch_history(), history.steps,
@@ -202,15 +139,149 @@ class StageRunner:
                               best=best.summary() if best is not None else None,
                               checks=checks.summary())
         if ctx.is_chief:
-            result.save(history_file)
-            save_term_weights(stage.terms, ctx.path("stages", f"{tag}.terms.npz"))
-            storage.save_weights(student, done)  # written last: marks it finished
-            shutil.rmtree(backup, ignore_errors=True)  # not needed from here on
-            if os.path.exists(history.path):
-                os.remove(history.path)
-            if best is not None:
-                best.cleanup()
+            self._store(stage, student, files, result, history, best)
         return result
+
+    def _reload(self, stage, student, files):
+        """The recorded `StageHistory` of a stage an earlier run finished,
+        with the student's and the terms' weights loaded; None when the
+        stage is not finished.
+
+        Raises:
+            ConfigError: the stage was trained with other settings.
+        """
+        ctx = self.context
+        finished = self.finished_weights(files.index, stage)
+        if finished is None:
+            return None
+        recorded = StageHistory.load(files.history)
+        if recorded.settings != ctx.settings_fingerprint:
+            raise ConfigError(
+                f"stage {stage.name!r} in {ctx.run_dir} was trained with other "
+                f"settings (recorded {recorded.settings or 'none'}, this run "
+                f"{ctx.settings_fingerprint}); it cannot be reused. "
+                + ways_out(ctx.run_dir), ctx.config.file, "output_dir")
+        student.load_weights(finished)
+        load_term_weights(stage.terms, files.terms)
+        if ctx.is_chief:  # a kill right after the stage was stored left it
+            shutil.rmtree(files.backup, ignore_errors=True)
+        ctx.log.info("stage %s: already finished, loaded %s", stage.name, finished)
+        return recorded
+
+    def _prepare(self, index, stage, student, train_ds, val_ds, tokenizer):
+        """The student made trainable as the stage says, and the stage's
+        `(train_ds, val_ds)` (masked inputs, its data kind; see
+        `stage_dataset`)."""
+        force_trainable(student)  # undo a previous stage's freezing
+        if stage.trainable is not None:
+            stage.trainable(student)
+        seed = self.context.config.seed
+        train_ds = stage_dataset(train_ds, stage, tokenizer, seed=seed + index)
+        if val_ds is not None:
+            val_ds = stage_dataset(val_ds, stage, tokenizer, seed=seed, training=False)
+        return train_ds, val_ds
+
+    def _compile(self, stage, tag, student, teacher, metrics, total_steps):
+        """The stage's `Distiller`, compiled in the strategy's scope with its
+        optimizer (`total_steps` for the learning-rate schedule) and
+        `metrics` (None: the task's Keras metrics)."""
+        ctx = self.context
+        cfg = ctx.config.training
+        with ctx.strategy.scope():
+            distiller = Distiller(student, teacher, stage.terms, name=f"distiller_{tag}")
+            if metrics is None:  # created in the scope, like the models
+                metrics = self._task().keras_metrics()
+            distiller.compile(
+                optimizer=make_optimizer(
+                    cfg.optimizer, stage.learning_rate or cfg.learning_rate,
+                    total_steps, cfg.warmup_ratio, cfg.weight_decay,
+                ),
+                metrics=list(metrics) or None,
+                jit_compile=cfg.jit_compile,
+            )
+        return distiller
+
+    def _needs_custom_loop(self):
+        """Whether the stage trains in `CustomLoopTrainer`: fit() cannot
+        XLA-compile a step whose replicas live on several local devices
+        (keras-team/keras#19005), nor run multi-worker; the custom loop
+        compiles each replica's forward and backward pass instead
+        (docs/distributed.md)."""
+        ctx = self.context
+        multi_worker = isinstance(ctx.strategy, tf.distribute.MultiWorkerMirroredStrategy)
+        return multi_worker or (
+            ctx.config.training.jit_compile and not fit_can_jit_compile(ctx.strategy))
+
+    def _callbacks(self, stage, files, own, total_steps):
+        """The stage's callbacks, in the order their epoch ends must run.
+
+        Args:
+            stage: the `kdplug.Stage`.
+            files: its `StageFiles`.
+            own: `[scores, checks, history, best]`: `ValidationMetrics`,
+                `StageChecks`, `RunHistory` and `KeepBestEpoch` (scores and
+                best may be None).
+            total_steps: the stage's optimizer steps (term schedules).
+        """
+        cfg = self.context.config.training
+        scores, checks, history, best = own
+        # the values ValidationMetrics logs are read by the others; at an
+        # epoch's end the checks run, then the records: the history and the
+        # early-stopping state are written before the backup, so a kill in
+        # between resumes at an epoch they forget again; the backup also sees
+        # early stopping's `stop_training` (no backup after the epoch fit
+        # ends with), and a kill after it finds the next epoch started
+        callbacks = [c for c in (scores, checks, history, best) if c is not None]
+        if not self._needs_custom_loop():  # the custom loop checkpoints itself, last
+            # removed once the stage is stored (`_store`): a kill until then
+            # resumes at the last epoch
+            callbacks.append(ResumableBackup(files.backup, stage.name, remove_at_end=False))
+        callbacks += [StopOnNaN(stage.name, files.backup),
+                      keras.callbacks.TensorBoard(files.logs)]
+        callbacks.extend(progress_lines(stage.name, cfg.verbose))
+        for extra in self.context.plugins.hook.kdplug_callbacks(config=self.context.config):
+            callbacks.extend(extra or [])
+        callbacks.extend(stage_schedules(cfg.schedules, stage, total_steps))
+        return callbacks
+
+    def _fit(self, distiller, train_ds, val_ds, callbacks, epochs, files, custom_metrics):
+        """Trains the distiller: `Distiller.fit`, or `CustomLoopTrainer`
+        where fit() cannot (`_needs_custom_loop`; `custom_metrics` its
+        metrics, None: the compiled ones)."""
+        cfg = self.context.config.training
+        verbose = keras_verbosity(cfg.verbose)
+        if self._needs_custom_loop():  # Keras 3 fit() cannot run this
+            CustomLoopTrainer(
+                distiller, strategy=self.context.strategy, jit_compile=cfg.jit_compile,
+                metrics=custom_metrics,
+            ).fit(
+                train_ds, validation_data=val_ds, epochs=epochs,
+                steps_per_epoch=cfg.steps_per_epoch, callbacks=callbacks,
+                backup_dir=files.backup, remove_backup=False, verbose=min(verbose, 1),
+            )
+            return
+        distiller.fit(
+            train_ds,
+            validation_data=val_ds,
+            epochs=epochs,
+            steps_per_epoch=cfg.steps_per_epoch,
+            callbacks=callbacks,
+            verbose=verbose,
+            shuffle=False,  # the dataset reshuffles itself every epoch
+        )
+
+    def _store(self, stage, student, files, result, history, best):
+        """Stores a finished stage (its history, terms, then the student's
+        weights, written last: they mark it finished) and removes what
+        resuming it needed."""
+        result.save(files.history)
+        save_term_weights(stage.terms, files.terms)
+        storage.save_weights(student, files.weights)  # written last: marks it finished
+        shutil.rmtree(files.backup, ignore_errors=True)  # not needed from here on
+        if os.path.exists(history.path):
+            os.remove(history.path)
+        if best is not None:
+            best.cleanup()
 
     def finished_weights(self, index, stage):
         """The student's weights after stage `index` of an earlier run: its
@@ -218,11 +289,10 @@ class StageRunner:
         points at (`point_at`); None when the stage is not finished, or when
         that file is gone or cannot be read whole (a `student.keras` cut
         short): the stage is then trained again, with a warning."""
-        tag = stage_tag(index, stage)
-        weights = self.context.path("stages", f"{tag}.weights.h5")
-        pointer = storage.read_json(self.context.path("stages", f"{tag}.weights.json"))
-        if os.path.isfile(weights):
-            target = weights
+        files = StageFiles(self.context, index, stage)
+        pointer = storage.read_json(files.pointer)
+        if os.path.isfile(files.weights):
+            target = files.weights
         elif pointer is None:
             return None
         else:
@@ -246,17 +316,15 @@ class StageRunner:
             saved: a file in the run folder that `student.load_weights`
                 reads (e.g. `<run>/student.keras`).
         """
-        tag = stage_tag(index, stage)
-        weights = self.context.path("stages", f"{tag}.weights.h5")
-        if not self.context.is_chief or not os.path.isfile(weights):
+        files = StageFiles(self.context, index, stage)
+        if not self.context.is_chief or not os.path.isfile(files.weights):
             return
         relative = os.path.relpath(saved, self.context.run_dir)
         # the pointer first: a crash in between leaves both, never neither
-        storage.write_json(self.context.path("stages", f"{tag}.weights.json"),
-                           {"file": relative, "weights_of": stage.name})
-        os.remove(weights)
+        storage.write_json(files.pointer, {"file": relative, "weights_of": stage.name})
+        os.remove(files.weights)
 
-    def _early_stopping(self, stage, tag, student, val_ds, last):
+    def _early_stopping(self, stage, files, student, val_ds, last):
         """`KeepBestEpoch` for a stage `training.early_stopping` covers (its
         `stages`, default the last one), else None."""
         ctx = self.context
@@ -269,7 +337,7 @@ class StageRunner:
                 "none; set data.validation_split (or remove training.early_stopping)",
                 ctx.config.file, "training.early_stopping")
         return KeepBestEpoch(
-            ctx.path("backup", f"{tag}.best"), cfg.monitor, maximize=cfg.maximize,
+            files.best, cfg.monitor, maximize=cfg.maximize,
             patience=cfg.patience, min_delta=cfg.min_delta, model=student,
             stage=stage.name, file=ctx.config.file)
 
@@ -364,6 +432,42 @@ class StageHistory:
         storage.write_json(path, {"settings": self.settings, "epochs": self.epochs,
                                   "steps": self.steps, "best": self.best,
                                   "checks": self.checks})
+
+
+class StageFiles:
+    """The files of stage `index` in a run folder (`kdplug.run_files`:
+    `STAGE_*` under `stages/` and `backup/`, its logs under
+    `tensorboard/`).
+
+    Args:
+        context: the run's `RunContext`.
+        index: the stage's position in the run (0-based).
+        stage: the `kdplug.Stage`.
+
+    Examples:
+
+    >>> from types import SimpleNamespace
+    >>> context = SimpleNamespace(path=lambda *parts: "/".join(("run", *parts)))
+    >>> files = StageFiles(context, 0, SimpleNamespace(name="distill"))
+    >>> files.weights, files.backup, files.step_logs
+    ('run/stages/01-distill.weights.h5', 'run/backup/01-distill', 'run/tensorboard/01-distill/steps')
+    """
+
+    def __init__(self, context, index, stage):
+        self.index = index
+        self.tag = tag = stage_tag(index, stage)
+        # the finished stage: the student (or the pointer to the file that
+        # holds its weights, `point_at`), its history, the terms' weights
+        self.weights = context.path(STAGES, STAGE_WEIGHTS.format(tag=tag))
+        self.pointer = context.path(STAGES, STAGE_POINTER.format(tag=tag))
+        self.history = context.path(STAGES, STAGE_HISTORY.format(tag=tag))
+        self.terms = context.path(STAGES, STAGE_TERMS.format(tag=tag))
+        # while it trains: the epoch backup, the step history, the best epoch
+        self.backup = context.path(BACKUP, tag)
+        self.step_history = context.path(BACKUP, STAGE_HISTORY.format(tag=tag))
+        self.best = context.path(BACKUP, STAGE_BEST.format(tag=tag))
+        self.logs = context.path(TENSORBOARD, tag)
+        self.step_logs = context.path(TENSORBOARD, tag, TENSORBOARD_STEPS)
 
 
 def stage_tag(index, stage):

@@ -110,7 +110,8 @@ class TeacherSetup:
 
     def finetune(self, teacher, source, encoder, train, validation, objective=None,
                  config=None, finetuner=None):
-        """Fine-tunes `teacher` in place (or loads the cached weights).
+        """Fine-tunes `teacher` in place (or loads the cached weights), in
+        length buckets when `training.length_buckets` is on.
 
         Args:
             teacher, source: from `load()`.
@@ -130,7 +131,8 @@ class TeacherSetup:
             return None
         finetuner = finetuner or self.finetuner(source, objective, config)
         train_ds = encoder.dataset(train, ft.batch_size, shuffle=True,
-                                   seed=teacher_seed(cfg))
+                                   seed=teacher_seed(cfg),
+                                   length_buckets=ctx.length_buckets())
         val_ds = None
         if validation is not None:
             val_ds = encoder.dataset(

@@ -7,10 +7,12 @@ import numpy as np
 
 from kdplug import storage
 from kdplug.data.examples import Examples
-from kdplug.data.label_map import LABEL_MAP_FILE
 from kdplug.errors import KdplugError
+from kdplug.finished_run import check_finished
+from kdplug.finished_run import read_run_config
+from kdplug.finished_run import student_file
 from kdplug.run.teacher_setup import EVAL_BATCH_SIZE
-from kdplug.run_files import STUDENT_FILE
+from kdplug.run_files import LABEL_MAP
 
 ROLES = ("student", "teacher")
 
@@ -55,16 +57,15 @@ class TrainedRun:
     """
 
     def __init__(self, run_dir, roles=("student",)):
-        from kdplug.analysis.run_models import read_run_config
         from kdplug.tasks import get_task
 
         unknown = [role for role in roles if role not in ROLES]
         if unknown:
             raise ValueError(f"roles must be among {ROLES}, got {unknown}")
-        check_finished(run_dir)
+        check_finished(run_dir)  # the message names the folder as given
         self.run_dir = os.path.abspath(run_dir)
         self.roles = tuple(roles)
-        self.config = read_run_config(self.run_dir, None)
+        self.config = read_run_config(self.run_dir)
         self.task = get_task(self.config.task)
         self._check_single_task()
         if "teacher" in self.roles:
@@ -91,8 +92,6 @@ class TrainedRun:
     def student_file(self):
         """The student's `.keras` file (`student.keras`, else
         `export/student.keras`)."""
-        from kdplug.analysis.run_models import student_file
-
         return student_file(self.run_dir)
 
     @property
@@ -100,7 +99,7 @@ class TrainedRun:
         """The class names in id order (`label_map.json`, else
         `data.label_names`), or None when the run's classes are ids (and
         for a regression run)."""
-        saved = storage.read_json(os.path.join(self.run_dir, LABEL_MAP_FILE)) or {}
+        saved = storage.read_json(os.path.join(self.run_dir, LABEL_MAP)) or {}
         return saved.get("names") or self.config.data.label_names or None
 
     def label(self, class_id):
@@ -302,27 +301,6 @@ class TrainedRun:
                 "(teacher.finetune is null in its config.yaml), so the teacher's "
                 "head is untrained and no fine-tuned teacher is cached; use the "
                 "student (--model student)")
-
-
-def check_finished(run_dir):
-    """Raises `KdplugError` (naming the folder and what is missing) unless
-    `run_dir` is a run folder with a trained student."""
-    from kdplug.analysis.run_models import student_file
-
-    if not os.path.isdir(run_dir):
-        what = ("a file, not a run folder" if os.path.exists(run_dir)
-                else "no such run folder")
-        raise KdplugError(f"{run_dir}: {what} (`kdplug run CONFIG` writes one under "
-                          "the config's output_dir)")
-    if not os.path.isfile(os.path.join(run_dir, "config.yaml")):
-        raise KdplugError(
-            f"{run_dir}: no config.yaml; not a run folder (`kdplug run CONFIG` "
-            "writes one under output_dir)")
-    if student_file(run_dir) is None:
-        raise KdplugError(
-            f"{run_dir}: no {STUDENT_FILE} (nor export/{STUDENT_FILE}): the run has "
-            "no trained student yet; it must finish first (re-run `kdplug run` with "
-            "its config to resume it)")
 
 
 def softmax(logits):

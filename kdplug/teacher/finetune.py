@@ -56,8 +56,10 @@ class TeacherFinetuner:
     """Fine-tunes a teacher once; later runs load the cached weights.
 
     The cache key hashes the teacher's source files, the data's content (not
-    the path naming it), the data and fine-tuning settings, the seed and the
-    objective, so any change retrains. Only weights are cached, under
+    the path naming it), the data and fine-tuning settings, the seed, the
+    objective and `training.length_buckets` when set (the fine-tuning's
+    batches are then length-bucketed: `TeacherSetup.finetune`), so any
+    change retrains. Only weights are cached, under
     `$KDPLUG_CACHE_DIR/teachers/<key>/` (`model.weights.h5` and `info.json`,
     the fine-tuning report, written last). The weights are written before
     the dev split is evaluated for the report, with the fine-tuning's
@@ -116,6 +118,7 @@ class TeacherFinetuner:
         the data's paths as written (entries under it are still loaded)."""
         cfg = self.config
         teacher_files, data_content = self._content
+        buckets = cfg.training.length_buckets
         data_config = cfg.data.key_fields()
         if not legacy:  # `data` is what the sources hold, not where they are
             for field in ("path", *cfg.data.SPLIT_FILES):
@@ -136,6 +139,8 @@ class TeacherFinetuner:
             "seed": cfg.seed if seed is None else seed,
             # kdplug 0.1 took the first max_train_examples rows
             **({"subsample": "stratified"} if cfg.data.max_train_examples else {}),
+            # batches of similar lengths make other batches (keys without stay)
+            **({"length_buckets": vars(buckets)} if buckets else {}),
             **pooling_key(cfg.teacher, self.source),  # only when not [CLS]
         }))
 

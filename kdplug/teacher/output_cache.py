@@ -38,8 +38,11 @@ import tensorflow as tf
 from kdplug import keys
 from kdplug import storage
 from kdplug.data.examples import examples_fingerprint
+from kdplug.data.length_buckets import outputs_by_length
+from kdplug.data.trimming import token_axes
 from kdplug.errors import KdplugError
 from kdplug.evaluation.measure import any_batch
+from kdplug.models.attention_logits import MASKED_SCORE
 from kdplug.storage import cache_root
 from kdplug.storage import fingerprint
 from kdplug.storage import format_size
@@ -85,6 +88,17 @@ class TeacherCache:
         jit_compile: XLA-compile the teacher's forward pass (`kdplug run`
             passes `training.jit_compile`; on a CPU, compiling a toy model
             takes seconds, longer than its forward passes).
+        length_buckets: a `kdplug.data.length_buckets.LengthBuckets`
+            (`kdplug run` passes `training.length_buckets`): the teacher
+            reads each shard's examples sorted by length, `batch_size` at a
+            time, each batch cut to its longest sentence rounded up to
+            `length_buckets.multiple` (one XLA compilation per width, at
+            most `sequence_length / multiple`; a shard's last, shorter batch
+            is filled up with repeated rows, so no batch shape of its own).
+            The stored entry is the padded one's: the same key, shapes and
+            order, the same values up to float rounding at every real
+            position (`pad_tap`). None: every batch padded to
+            `sequence_length`.
 
     Examples:
 
@@ -98,7 +112,7 @@ class TeacherCache:
 
     def __init__(self, teacher, encoder, examples, taps=("logits",),
                  dtype="float16", shard_size=2048, batch_size=64, root=None,
-                 run_eagerly=False, jit_compile=True):
+                 run_eagerly=False, jit_compile=True, length_buckets=None):
         if dtype not in ("float16", "float32"):
             raise KdplugError(f"cache dtype must be float16 or float32, got {dtype!r}")
         if int(shard_size) < 1 or int(batch_size) < 1:
@@ -131,6 +145,7 @@ class TeacherCache:
         self.root = root or os.path.join(cache_root(), OUTPUTS_FOLDER)
         self.run_eagerly = bool(run_eagerly)
         self.jit_compile = bool(jit_compile)
+        self.length_buckets = length_buckets
         _warn_if_special_tokens_split(encoder, examples)
         self.order = example_order(self.num_examples)
         self.components = self._components()
@@ -463,13 +478,34 @@ class TeacherCache:
         given shards, in order, one shard in memory at a time."""
         for index in missing:
             rows = self.shard_indices(index)
-            outputs = {tap: [] for tap in self.taps}
-            for result in self._outputs(self.examples.select(rows)):
-                for tap in self.taps:
-                    outputs[tap].append(_storable(
-                        keras.ops.convert_to_numpy(result[tap]), self.dtype))
-            arrays = {t: np.concatenate(v, axis=0) for t, v in outputs.items()}
+            part = self.examples.select(rows)
+            if self.length_buckets is not None:
+                arrays = self._bucketed_outputs(part)
+            else:
+                outputs = {tap: [] for tap in self.taps}
+                for result in self._outputs(part):
+                    for tap in self.taps:
+                        outputs[tap].append(_storable(
+                            keras.ops.convert_to_numpy(result[tap]), self.dtype))
+                arrays = {t: np.concatenate(v, axis=0) for t, v in outputs.items()}
             yield index, dict(arrays, **{INDEX: rows})
+
+    def _bucketed_outputs(self, part):
+        """`{tap: stored array}` of `part`'s examples, in `part`'s order,
+        the teacher reading them in batches of similar length, each cut to
+        its longest sentence (`outputs_by_length`); every tap padded back
+        to `sequence_length` (`pad_tap`)."""
+        if self._forward is None and not self.run_eagerly:
+            # one trace for every width (XLA still compiles each shape once)
+            self._forward = tf.function(self._taps, jit_compile=self.jit_compile,
+                                        autograph=False, reduce_retracing=True)
+        length = self.encoder.sequence_length
+        return outputs_by_length(
+            self._taps if self.run_eagerly else self._forward,
+            self.encoder.encode_examples(part),
+            min(self.batch_size, self.num_examples),  # one batch size per entry
+            self.length_buckets.multiple,
+            restore=lambda tap, value: _storable(pad_tap(value, tap, length), self.dtype))
 
     def _outputs(self, part):
         """Yields the teacher's taps batch by batch."""
@@ -591,6 +627,46 @@ class DamagedEntry(KdplugError):
     def __init__(self, files):
         self.files = files
         super().__init__(", ".join(f"{f}: {why}" for f, why in files))
+
+
+def pad_tap(value, tap, length):
+    """A batch of tap `tap` computed on inputs cut to a shorter width,
+    padded back along its token axes (`token_axes`) to `length`, as a
+    padded batch stores it.
+
+    Positions past the cut are padding in every example of the batch, and
+    hold what the padded teacher gives a masked key: 0 in `attention/<i>`,
+    `MASKED_SCORE` in `attention_scores/<i>` (whole rows of them for the
+    padded queries), 0 in `embeddings` and `hidden/<i>`. So every masked
+    key of an attention map is stored exactly as padded; a padded position's
+    own hidden state and a padded query's scores of the real keys, which
+    the padded teacher computes from the padding token, are not: every
+    term and model masks those positions out.
+
+    Args:
+        value: `(batch, ...)` numpy array of the tap.
+        tap: the tap's name.
+        length: the padded length (`data.sequence_length`).
+
+    Returns:
+        `value` padded to `length` on every token axis (unchanged for
+        per-example taps such as `logits`).
+
+    Examples:
+
+    >>> pad_tap(np.ones((1, 2, 3)), "hidden/1", 4)[0, :, 0].tolist()
+    [1.0, 1.0, 0.0, 0.0]
+    """
+    axes = token_axes(tap)
+    if not axes:
+        return value
+    widths = [(0, 0)] * value.ndim
+    for axis in axes:
+        widths[axis] = (0, length - value.shape[axis])
+    fill = 0
+    if tap.startswith("attention_scores/"):
+        fill = -3e4 if value.dtype == np.float16 else MASKED_SCORE  # as mask_padded_keys
+    return np.pad(value, widths, constant_values=fill)
 
 
 def _storable(array, dtype):

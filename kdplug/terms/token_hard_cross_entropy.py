@@ -23,10 +23,16 @@ class TokenHardCrossEntropy(Term):
 
     and 0 for an example with no labelled position (e.g. an augmented
     example without gold labels: all `-1`). No teacher output is read.
+    With label smoothing `e` the target is `(1 - e) * onehot(y_j) + e / C`:
+
+    ```
+    ce_j = (1 - e) * -log softmax(s_j)[y_j] + e * mean_c -log softmax(s_j)[c]
+    ```
 
     Args:
         weight: float. Weight in the total loss.
         tap: str. The student's per-token logits tap.
+        label_smoothing: float in [0, 1). `e` above (0: none).
 
     Examples:
 
@@ -37,9 +43,13 @@ class TokenHardCrossEntropy(Term):
     ```
     """
 
-    def __init__(self, weight=1.0, tap="logits", name=None, **kwargs):
+    def __init__(self, weight=1.0, tap="logits", name=None, label_smoothing=0.0,
+                 **kwargs):
         super().__init__(weight=weight, name=name or "token_hard_ce", **kwargs)
+        if not 0.0 <= label_smoothing < 1.0:
+            raise ValueError(f"label_smoothing must be in [0, 1), got {label_smoothing}")
         self.tap = tap
+        self.label_smoothing = float(label_smoothing)
 
     def required_student_taps(self):
         return {self.tap}
@@ -49,9 +59,12 @@ class TokenHardCrossEntropy(Term):
         labels = ops.cast(batch[keys.LABELS], "int32")
         ce = keras.losses.sparse_categorical_crossentropy(
             ops.maximum(labels, 0), logits, from_logits=True)
+        if self.label_smoothing:
+            uniform = -ops.mean(ops.log_softmax(logits, axis=-1), axis=-1)
+            ce = (1.0 - self.label_smoothing) * ce + self.label_smoothing * uniform
         return mean_over_labelled(ce, batch)
 
     def get_config(self):
         config = super().get_config()
-        config.update({"tap": self.tap})
+        config.update({"tap": self.tap, "label_smoothing": self.label_smoothing})
         return config

@@ -15,6 +15,15 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from kdplug.config.ranges import BatchSize
+from kdplug.config.ranges import Epochs
+from kdplug.config.ranges import Fraction
+from kdplug.config.ranges import LearningRate
+from kdplug.config.ranges import PositiveFloat
+from kdplug.config.ranges import PositiveInt
+from kdplug.config.ranges import Probability
+from kdplug.config.ranges import WeightDecay
+from kdplug.config.schema import check_arguments
 from kdplug.data.batch_mix import BatchMix
 from kdplug.training.callbacks import ProgressBar
 from kdplug.training.callbacks import StageChecks
@@ -26,13 +35,14 @@ if TYPE_CHECKING:
 
 
 def distill(*, teacher: keras.Model, student: keras.Model, train_data: Any,
-            validation_data: Any = None, epochs: int = 3, temperature: float = 2.0,
-            alpha: float = 0.5, learning_rate: float = 5e-5, warmup_ratio: float = 0.1,
-            weight_decay: float = 0.01, optimizer: str = "adamw",
+            validation_data: Any = None, epochs: Epochs = 3,
+            temperature: PositiveFloat = 2.0, alpha: Probability = 0.5,
+            learning_rate: LearningRate = 5e-5, warmup_ratio: Fraction = 0.1,
+            weight_decay: WeightDecay = 0.01, optimizer: str = "adamw",
             terms: Optional[list[Term]] = None,
             callbacks: Optional[list[keras.callbacks.Callback]] = None,
-            verbose: Union[str, int] = "auto", batch_size: int = 32,
-            steps_per_epoch: Optional[int] = None) -> keras.callbacks.History:
+            verbose: Union[str, int] = "auto", batch_size: BatchSize = 32,
+            steps_per_epoch: Optional[PositiveInt] = None) -> keras.callbacks.History:
     """Distils `teacher` into `student` with Hinton et al.'s KD and the CLI's
     optimizer recipe; returns the Keras `History`, with `history.checks`:
     the label mix of the first epoch's batches (`StageChecks.summary()`; a
@@ -90,6 +100,11 @@ def distill(*, teacher: keras.Model, student: keras.Model, train_data: Any,
         steps_per_epoch: int. Batches per epoch: required for a generator;
             by default a whole pass over the data.
 
+    Raises:
+        ConfigError: an argument outside the range its annotation declares
+            (`alpha` in [0, 1], `epochs` >= 1, ...), named with its value
+            as a config file's field is.
+
     Examples:
 
     ```python
@@ -104,14 +119,14 @@ def distill(*, teacher: keras.Model, student: keras.Model, train_data: Any,
     from kdplug.terms import HardLabelCrossEntropy
     from kdplug.terms import SoftTargetCrossEntropy
 
-    if not 0.0 <= alpha <= 1.0:
-        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+    check_arguments(distill, epochs=epochs, temperature=temperature, alpha=alpha,
+                    learning_rate=learning_rate, warmup_ratio=warmup_ratio,
+                    weight_decay=weight_decay, batch_size=batch_size,
+                    steps_per_epoch=steps_per_epoch)
     if terms is None:
         terms = [SoftTargetCrossEntropy(temperature, weight=alpha)]
         if alpha < 1.0:
             terms.append(HardLabelCrossEntropy(weight=1.0 - alpha))
-    if epochs < 1:
-        raise ValueError(f"epochs must be >= 1, got {epochs}")
     x, y, sample_weight = _split(train_data)
     steps = steps_per_epoch or batches_per_epoch(x, batch_size)
     checks = StageChecks("distill", BatchMix("auto"))

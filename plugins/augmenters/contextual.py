@@ -1,15 +1,20 @@
 import dataclasses
+from typing import Annotated
 from typing import Literal
 from typing import Optional
 
 import numpy as np
 
+from kdplug.config import PositiveInt
+from kdplug.config import Probability
+from kdplug.config import Range
 from kdplug.data import Augmenter
 from kdplug.data import detokenize
 from kdplug.data import is_special
 from kdplug.data import is_word
 from kdplug.data import match_case
 from kdplug.data import tokenize
+from kdplug.errors import ConfigError
 from kdplug.errors import KdplugError
 from kdplug.storage import fingerprint_path
 
@@ -127,28 +132,17 @@ class ContextualAugmenter(Augmenter):
     @dataclasses.dataclass
     class Config:
         preset: Optional[str] = None
-        p_replace: float = 0.4
-        top_k: int = 15
+        p_replace: Probability = 0.4
+        top_k: PositiveInt = 15
         stop_words: Literal["reference", "spacy", "none"] = "reference"
         pair_with_original: bool = True
-        sequence_length: int = 128
-        batch_size: int = 32
+        sequence_length: Annotated[int, Range(3)] = 128
+        batch_size: PositiveInt = 32
 
         def __post_init__(self):
-            if not 0.0 <= self.p_replace <= 1.0:
-                raise ValueError(f"p_replace must be in [0, 1], got {self.p_replace}")
-            for name in ("top_k", "batch_size"):
-                if getattr(self, name) < 1:
-                    raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-            if self.stop_words not in ("reference", "spacy", "none"):
-                raise ValueError(
-                    f"stop_words must be reference, spacy or none, got "
-                    f"{self.stop_words!r}")
-            least = 5 if self.pair_with_original else 3
-            if self.sequence_length < least:
-                raise ValueError(
-                    f"sequence_length must be >= {least}, got "
-                    f"{self.sequence_length}")
+            if self.pair_with_original and self.sequence_length < 5:
+                raise ConfigError("must be >= 5 with pair_with_original",
+                                  field="sequence_length", value=self.sequence_length)
 
     def __init__(self, config=None, masked_lm=None, tokenizer=None,
                  run_eagerly=False):

@@ -1,5 +1,6 @@
 import dataclasses
 
+from kdplug.config import Probability
 from kdplug.data import Augmenter
 from kdplug.data import detokenize
 from kdplug.data import is_word
@@ -35,12 +36,8 @@ class MaskAugmenter(Augmenter):
 
     @dataclasses.dataclass
     class Config:
-        p_mask: float = 0.1
+        p_mask: Probability = 0.1
         mask_token: str = "[MASK]"
-
-        def __post_init__(self):
-            if not 0.0 <= self.p_mask <= 1.0:
-                raise ValueError(f"p_mask must be in [0, 1], got {self.p_mask}")
 
     def augment_text(self, text, rng):
         tokens, gaps = tokenize(text)

@@ -1,10 +1,13 @@
 import dataclasses
 
+from kdplug.config import PositiveInt
+from kdplug.config import Probability
 from kdplug.data import Augmenter
 from kdplug.data import detokenize
 from kdplug.data import is_special
 from kdplug.data import is_word
 from kdplug.data import tokenize
+from kdplug.errors import ConfigError
 
 
 def sample_ngram(tokens, gaps, rng, n_min=1, n_max=5):
@@ -53,12 +56,12 @@ class NGramAugmenter(Augmenter):
 
     @dataclasses.dataclass
     class Config:
-        p_ng: float = 1.0
-        n_min: int = 1
-        n_max: int = 5
+        p_ng: Probability = 1.0
+        n_min: PositiveInt = 1
+        n_max: PositiveInt = 5
 
         def __post_init__(self):
-            check_ngram(self.p_ng, self.n_min, self.n_max)
+            check_ngram(self.n_min, self.n_max)
 
     def augment_text(self, text, rng):
         if rng.random() >= self.config.p_ng:
@@ -68,8 +71,7 @@ class NGramAugmenter(Augmenter):
                                         self.config.n_max))
 
 
-def check_ngram(p_ng, n_min, n_max):
-    if not 0.0 <= p_ng <= 1.0:
-        raise ValueError(f"p_ng must be in [0, 1], got {p_ng}")
-    if not 1 <= n_min <= n_max:
-        raise ValueError(f"need 1 <= n_min <= n_max, got n_min={n_min}, n_max={n_max}")
+def check_ngram(n_min, n_max):
+    """An n-gram config's cross-field rule: `n_min <= n_max`."""
+    if n_min > n_max:
+        raise ConfigError(f"must be >= n_min ({n_min})", field="n_max", value=n_max)

@@ -2,6 +2,7 @@ import dataclasses
 from typing import Literal
 from typing import Optional
 
+from kdplug.config import Probability
 from kdplug.data import Augmenter
 from kdplug.data import detokenize
 from kdplug.data import is_word
@@ -72,14 +73,10 @@ class POSReplaceAugmenter(POSUnigramAugmenter):
 
     @dataclasses.dataclass
     class Config:
-        p_pos: float = 0.1
+        p_pos: Probability = 0.1
         pos_source: Literal["auto", "wordnet", "lexicon"] = "auto"
         lexicon: Optional[str] = None
         wordnet_dir: Optional[str] = None
-
-        def __post_init__(self):
-            if not 0.0 <= self.p_pos <= 1.0:
-                raise ValueError(f"p_pos must be in [0, 1], got {self.p_pos}")
 
     def augment_text(self, text, rng):
         require_fit(self)

@@ -2,9 +2,12 @@ import dataclasses
 from typing import Literal
 from typing import Optional
 
+from kdplug.config import PositiveInt
+from kdplug.config import Probability
 from kdplug.data import detokenize
 from kdplug.data import is_word
 from kdplug.data import tokenize
+from kdplug.errors import ConfigError
 from kdplug.storage import fingerprint
 from kdplug_plugins.augmenters.ngram import check_ngram
 from kdplug_plugins.augmenters.ngram import sample_ngram
@@ -61,11 +64,11 @@ class TangAugmenter(POSUnigramAugmenter):
 
     @dataclasses.dataclass
     class Config:
-        p_mask: float = 0.1
-        p_pos: float = 0.1
-        p_ng: float = 0.25
-        n_min: int = 1
-        n_max: int = 5
+        p_mask: Probability = 0.1
+        p_pos: Probability = 0.1
+        p_ng: Probability = 0.25
+        n_min: PositiveInt = 1
+        n_max: PositiveInt = 5
         mask_token: str = "[MASK]"
         pos_source: Literal["auto", "wordnet", "lexicon"] = "auto"
         lexicon: Optional[str] = None
@@ -73,13 +76,10 @@ class TangAugmenter(POSUnigramAugmenter):
         pair_rule: Literal["one_or_both", "both"] = "one_or_both"
 
         def __post_init__(self):
-            for name in ("p_mask", "p_pos"):
-                if not 0.0 <= getattr(self, name) <= 1.0:
-                    raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
             if self.p_mask + self.p_pos > 1.0:
-                raise ValueError(
-                    f"p_mask + p_pos must be <= 1, got {self.p_mask + self.p_pos}")
-            check_ngram(self.p_ng, self.n_min, self.n_max)
+                raise ConfigError(f"p_mask + p_pos must be <= 1 (p_mask is {self.p_mask})",
+                                  field="p_pos", value=self.p_pos)
+            check_ngram(self.n_min, self.n_max)
 
     def augment_text(self, text, rng):
         require_fit(self)

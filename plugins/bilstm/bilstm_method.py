@@ -2,6 +2,7 @@ import dataclasses
 from typing import Literal
 
 import kdplug
+from kdplug.config import Probability
 
 
 class BiLstmMethod(kdplug.Method):
@@ -57,12 +58,8 @@ class BiLstmMethod(kdplug.Method):
 
     @dataclasses.dataclass
     class Config:
-        alpha: float = 0.5
+        alpha: Probability = 0.5
         unlabelled: Literal["teacher_argmax", "skip"] = "teacher_argmax"
-
-        def __post_init__(self):
-            if not 0.0 <= self.alpha <= 1.0:
-                raise ValueError(f"alpha must be in [0, 1], got {self.alpha}")
 
     def stages(self, teacher, student):
         from kdplug.terms import LogitMSE

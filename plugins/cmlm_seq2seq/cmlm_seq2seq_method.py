@@ -115,8 +115,8 @@ class CmlmSeq2SeqMethod(kdplug.Method):
 
         def __post_init__(self):
             if self.source_column == self.target_column:
-                raise ValueError("source_column and target_column must differ, "
-                                 f"both are {self.source_column!r}")
+                raise ConfigError("must differ from source_column",
+                                  field="target_column", value=self.target_column)
 
     @classmethod
     def check_config(cls, config):

@@ -2,6 +2,7 @@ import dataclasses
 
 from kdplug.config import Fraction
 from kdplug.config import PositiveInt
+from kdplug.errors import ConfigError
 from kdplug_plugins.cmlm_seq2seq.seq2seq_student_kind import Seq2SeqStudentKind
 
 
@@ -48,8 +49,8 @@ class Seq2SeqTransformerStudent(Seq2SeqStudentKind):
 
         def __post_init__(self):
             if self.hidden_dim % self.num_heads:
-                raise ValueError(f"hidden_dim {self.hidden_dim} must be a multiple "
-                                 f"of num_heads {self.num_heads}")
+                raise ConfigError(f"must be a multiple of num_heads ({self.num_heads})",
+                                  field="hidden_dim", value=self.hidden_dim)
 
     def model_class(self):
         from kdplug_plugins.cmlm_seq2seq.seq2seq_transformer import Seq2SeqTransformer

@@ -1,8 +1,13 @@
 import dataclasses
+from typing import Annotated
 from typing import Literal
 from typing import Optional
 
 import kdplug
+from kdplug.config import NonNegativeFloat
+from kdplug.config import PositiveFloat
+from kdplug.config import PositiveInt
+from kdplug.config import Range
 from kdplug.data import TextCorpus
 from kdplug.errors import KdplugError
 
@@ -79,36 +84,16 @@ class DistilBertMethod(kdplug.Method):
     @dataclasses.dataclass
     class Config:
         mode: Literal["task", "general", "general_then_task"] = "task"
-        temperature: float = 2.0
-        soft_weight: float = 5.0
-        cosine_weight: float = 1.0
-        mlm_weight: float = 2.0
-        hard_weight: float = 0.0
-        mask_rate: float = 0.15
-        max_predictions: Optional[int] = None
-        general_epochs: Optional[int] = None
+        temperature: PositiveFloat = 2.0
+        soft_weight: NonNegativeFloat = 5.0
+        cosine_weight: NonNegativeFloat = 1.0
+        mlm_weight: NonNegativeFloat = 2.0
+        hard_weight: NonNegativeFloat = 0.0
+        mask_rate: Annotated[float, Range(0, 1, low_open=True)] = 0.15
+        max_predictions: Optional[PositiveInt] = None
+        general_epochs: Optional[PositiveInt] = None
         general_corpus: Optional[str] = None
         general_teacher: Literal["pretrained", "finetuned"] = "pretrained"
-
-        def __post_init__(self):
-            if self.temperature <= 0:
-                raise ValueError(
-                    f"temperature must be > 0, got {self.temperature}"
-                )
-            for name in ("soft_weight", "cosine_weight", "mlm_weight",
-                         "hard_weight"):
-                if getattr(self, name) < 0:
-                    raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
-            if not 0.0 < self.mask_rate <= 1.0:
-                raise ValueError(f"mask_rate must be in (0, 1], got {self.mask_rate}")
-            if self.max_predictions is not None and self.max_predictions < 1:
-                raise ValueError(
-                    f"max_predictions must be >= 1, got {self.max_predictions}"
-                )
-            if self.general_epochs is not None and self.general_epochs < 1:
-                raise ValueError(
-                    f"general_epochs must be >= 1, got {self.general_epochs}"
-                )
 
     def hidden_pair(self, teacher, student):
         """The `(teacher_tap, student_tap)` of the cosine loss: last layers."""

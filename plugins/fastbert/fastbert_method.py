@@ -4,6 +4,10 @@ from typing import Literal
 from typing import Optional
 
 import kdplug
+from kdplug.config import Fraction
+from kdplug.config import PositiveInt
+from kdplug.config import Probability
+from kdplug.errors import ConfigError
 
 # The speed thresholds the curve is measured at by default (`curve_speeds`).
 DEFAULT_SPEEDS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -68,42 +72,26 @@ class FastBERTMethod(kdplug.Method):
 
     @dataclasses.dataclass
     class Config:
-        branch_dim: Optional[int] = None
-        branch_dropout: float = 0.1
+        branch_dim: Optional[PositiveInt] = None
+        branch_dropout: Fraction = 0.1
         branch_pooling: Literal["attention", "cls", "mean"] = "attention"
-        branch_heads: int = 2
+        branch_heads: PositiveInt = 2
         branch_form: Literal["paper", "residual"] = "paper"
         weight: float = 1.0
         data: Literal["unlabelled", "task"] = "unlabelled"
-        curve_speeds: List[float] = dataclasses.field(
+        curve_speeds: List[Probability] = dataclasses.field(
             default_factory=lambda: list(DEFAULT_SPEEDS))
-        curve_batch_sizes: Optional[List[int]] = None
-        curve_rounds: int = 1
+        curve_batch_sizes: Optional[List[PositiveInt]] = None
+        curve_rounds: PositiveInt = 1
 
         def __post_init__(self):
-            if not self.curve_speeds or not all(
-                    0.0 <= s <= 1.0 for s in self.curve_speeds):
-                raise ValueError(
-                    f"curve_speeds must be thresholds in [0, 1], got {self.curve_speeds}")
-            if self.curve_batch_sizes is not None and not all(
-                    b >= 1 for b in self.curve_batch_sizes):
-                raise ValueError(
-                    f"curve_batch_sizes must be >= 1, got {self.curve_batch_sizes}")
-            if self.curve_rounds < 1:
-                raise ValueError(f"curve_rounds must be >= 1, got {self.curve_rounds}")
-            if self.branch_dim is not None and self.branch_dim <= 0:
-                raise ValueError(f"branch_dim must be > 0, got {self.branch_dim}")
-            if self.branch_heads < 1 or (self.branch_dim or 0) % self.branch_heads:
-                raise ValueError(
-                    f"branch_heads must be >= 1 and divide branch_dim, got "
-                    f"{self.branch_heads} (branch_dim {self.branch_dim})")
-            if self.branch_form not in ("paper", "residual"):
-                raise ValueError(
-                    f"branch_form must be paper or residual, got {self.branch_form!r}")
-            if not 0.0 <= self.branch_dropout < 1.0:
-                raise ValueError(
-                    f"branch_dropout must be in [0, 1), got {self.branch_dropout}"
-                )
+            if not self.curve_speeds:
+                raise ConfigError("must list at least one exit threshold",
+                                  field="curve_speeds", value=self.curve_speeds)
+            if self.branch_heads >= 1 and (self.branch_dim or 0) % self.branch_heads:
+                raise ConfigError(
+                    f"must divide branch_dim ({self.branch_dim})",
+                    field="branch_heads", value=self.branch_heads)
 
     def build_student(self, teacher, student_kind, num_classes):
         """The EarlyExit model built from the fine-tuned teacher's weights;

@@ -2,6 +2,8 @@ import dataclasses
 from typing import Literal
 
 import kdplug
+from kdplug.config import PositiveFloat
+from kdplug.config import Probability
 
 
 class KDMethod(kdplug.Method):
@@ -36,17 +38,9 @@ class KDMethod(kdplug.Method):
 
     @dataclasses.dataclass
     class Config:
-        temperature: float = 2.0
-        alpha: float = 0.5
+        temperature: PositiveFloat = 2.0
+        alpha: Probability = 0.5
         soft_loss: Literal["cross_entropy", "mse"] = "cross_entropy"
-
-        def __post_init__(self):
-            if not 0.0 <= self.alpha <= 1.0:
-                raise ValueError(f"alpha must be in [0, 1], got {self.alpha}")
-            if self.temperature <= 0:
-                raise ValueError(
-                    f"temperature must be > 0, got {self.temperature}"
-                )
 
     def stages(self, teacher, student):
         from kdplug.terms import LogitMSE

@@ -3,6 +3,11 @@ from typing import Literal
 from typing import Optional
 
 import kdplug
+from kdplug.config import NonNegativeFloat
+from kdplug.config import PositiveFloat
+from kdplug.config import PositiveInt
+from kdplug.config import Probability
+from kdplug.errors import ConfigError
 from kdplug.errors import KdplugError
 from kdplug.mapping import UniformMapping
 from kdplug_plugins.mobilebert_pkt.selectors import train_all
@@ -107,43 +112,24 @@ class MobileBertPKTMethod(kdplug.Method):
     class Config:
         variant: Literal["progressive", "auxiliary", "joint-then-task"] = (
             "progressive")
-        feature_map_weight: float = 100.0
+        feature_map_weight: NonNegativeFloat = 100.0
         feature_map_norm: Literal["layer", "none"] = "layer"
-        mean_weight: float = 5000.0
-        variance_weight: float = 5.0
-        attention_weight: float = 1.0
-        temperature: float = 1.0
-        alpha: float = 1.0
+        mean_weight: NonNegativeFloat = 5000.0
+        variance_weight: NonNegativeFloat = 5.0
+        attention_weight: NonNegativeFloat = 1.0
+        temperature: PositiveFloat = 1.0
+        alpha: Probability = 1.0
         head_reduction: Optional[Literal["group", "mean"]] = "group"
         lower_layers: Literal["train", "freeze"] = "train"
-        layer_epochs: Optional[int] = None
-        layer_learning_rate: Optional[float] = None
-        distill_epochs: Optional[int] = None
+        layer_epochs: Optional[PositiveInt] = None
+        layer_learning_rate: Optional[PositiveFloat] = None
+        distill_epochs: Optional[PositiveInt] = None
 
         def __post_init__(self):
-            if not 0.0 <= self.alpha <= 1.0:
-                raise ValueError(f"alpha must be in [0, 1], got {self.alpha}")
-            if self.feature_map_norm not in ("layer", "none"):
-                raise ValueError(
-                    f"feature_map_norm must be layer or none, got "
-                    f"{self.feature_map_norm!r}")
-            if self.temperature <= 0:
-                raise ValueError(
-                    f"temperature must be > 0, got {self.temperature}")
-            for field in ("feature_map_weight", "attention_weight", "mean_weight",
-                          "variance_weight"):
-                if getattr(self, field) < 0:
-                    raise ValueError(f"{field} must be >= 0")
             if self.feature_map_weight == 0 and self.attention_weight == 0:
-                raise ValueError(
+                raise ConfigError(
                     "feature_map_weight and attention_weight are both 0: "
                     "there is nothing to transfer layer by layer (use kd)")
-            for field in ("layer_epochs", "distill_epochs"):
-                value = getattr(self, field)
-                if value is not None and value < 1:
-                    raise ValueError(f"{field} must be >= 1, got {value}")
-            if self.layer_learning_rate is not None and self.layer_learning_rate <= 0:
-                raise ValueError("layer_learning_rate must be > 0")
 
     def layer_map(self, teacher, student):
         """`(teacher_layer, student_layer)` pairs, 1-based, one per student layer."""

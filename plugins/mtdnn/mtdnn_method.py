@@ -3,6 +3,10 @@ from typing import List
 from typing import Literal
 
 import kdplug
+from kdplug.config import Fraction
+from kdplug.config import PositiveFloat
+from kdplug.config import PositiveInt
+from kdplug.config import Probability
 from kdplug.errors import ConfigError
 from kdplug_plugins.mtdnn.task_config import TaskConfig
 
@@ -79,35 +83,26 @@ class MTDNNEnsembleMethod(kdplug.Method):
     @dataclasses.dataclass
     class Config:
         tasks: List[TaskConfig]
-        ensemble_size: int = 2
-        alpha: float = 0.5
-        temperature: float = 1.0
+        ensemble_size: PositiveInt = 2
+        alpha: Probability = 0.5
+        temperature: PositiveFloat = 1.0
         sampling: Literal["proportional", "temperature"] = "proportional"
-        sampling_temperature: float = 2.0
+        sampling_temperature: PositiveFloat = 2.0
         baselines: List[Literal["single_task", "multi_task"]] = dataclasses.field(
             default_factory=lambda: list(BASELINES))
-        head_dropout: float = 0.1
+        head_dropout: Fraction = 0.1
 
         def __post_init__(self):
             if not self.tasks:
-                raise ValueError("tasks must list at least one task")
+                raise ConfigError("must list at least one task", field="tasks")
             names = [t.name for t in self.tasks]
             duplicates = sorted({n for n in names if names.count(n) > 1})
             if duplicates:
-                raise ValueError(f"task names must be unique, got {duplicates} twice")
-            if self.ensemble_size < 1:
-                raise ValueError(f"ensemble_size must be >= 1, got {self.ensemble_size}")
-            if not 0.0 <= self.alpha <= 1.0:
-                raise ValueError(f"alpha must be in [0, 1], got {self.alpha}")
-            if self.temperature <= 0:
-                raise ValueError(f"temperature must be > 0, got {self.temperature}")
-            if self.sampling_temperature <= 0:
-                raise ValueError(
-                    f"sampling_temperature must be > 0, got {self.sampling_temperature}")
+                raise ConfigError(f"task names must be unique, {duplicates} "
+                                  "appear twice", field="tasks")
             if len(set(self.baselines)) != len(self.baselines):
-                raise ValueError(f"baselines lists a variant twice: {self.baselines}")
-            if not 0.0 <= self.head_dropout < 1.0:
-                raise ValueError(f"head_dropout must be in [0, 1), got {self.head_dropout}")
+                raise ConfigError("lists a variant twice", field="baselines",
+                                  value=self.baselines)
 
     @classmethod
     def check_config(cls, config):

@@ -1,7 +1,12 @@
 import dataclasses
 import re
+from typing import Annotated
 from typing import Literal
 from typing import Optional
+
+from kdplug.config import PositiveInt
+from kdplug.config import Range
+from kdplug.errors import ConfigError
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
@@ -52,29 +57,17 @@ class TaskConfig:
     text_column: Optional[str] = None
     text_pair_column: Optional[str] = None
     label_column: Optional[str] = None
-    num_classes: Optional[int] = None
+    num_classes: Optional[Annotated[int, Range(2)]] = None
     teacher: bool = True
-    max_train_examples: Optional[int] = None
+    max_train_examples: Optional[PositiveInt] = None
 
     def __post_init__(self):
         if not _NAME.match(self.name):
-            raise ValueError(
-                "name must be letters, digits and '_' starting with a letter "
-                f"(it names the task's head), got {self.name!r}"
-            )
+            raise ConfigError(
+                "must be letters, digits and '_' starting with a letter "
+                "(it names the task's head)", field="name", value=self.name)
         if self.type == "regression" and self.num_classes is not None:
-            raise ValueError(
+            raise ConfigError(
                 f"task {self.name!r}: num_classes is for classification; a "
-                f"regression task has one output (got num_classes="
-                f"{self.num_classes})"
-            )
-        if self.num_classes is not None and self.num_classes < 2:
-            raise ValueError(
-                f"task {self.name!r}: num_classes must be >= 2, got "
-                f"{self.num_classes}"
-            )
-        if self.max_train_examples is not None and self.max_train_examples < 1:
-            raise ValueError(
-                f"task {self.name!r}: max_train_examples must be >= 1, got "
-                f"{self.max_train_examples}"
-            )
+                "regression task has one output", field="num_classes",
+                value=self.num_classes)

@@ -3,6 +3,9 @@ from typing import Literal
 
 import kdplug
 from kdplug.config import MappingRef
+from kdplug.config import NonNegativeFloat
+from kdplug.config import PositiveFloat
+from kdplug.config import Probability
 
 
 class PKDMethod(kdplug.Method):
@@ -63,20 +66,10 @@ class PKDMethod(kdplug.Method):
     @dataclasses.dataclass
     class Config:
         strategy: Literal["skip", "last"] = "skip"
-        alpha: float = 0.5
-        beta: float = 100.0
-        temperature: float = 5.0
+        alpha: Probability = 0.5
+        beta: NonNegativeFloat = 100.0
+        temperature: PositiveFloat = 5.0
         soft_class_mean: bool = True
-
-        def __post_init__(self):
-            if not 0.0 <= self.alpha <= 1.0:
-                raise ValueError(f"alpha must be in [0, 1], got {self.alpha}")
-            if self.beta < 0:
-                raise ValueError(f"beta must be >= 0, got {self.beta}")
-            if self.temperature <= 0:
-                raise ValueError(
-                    f"temperature must be > 0, got {self.temperature}"
-                )
 
     def layer_map(self, teacher, student):
         """The `(teacher_layer, student_layer)` pairs (1-based) for these

@@ -55,11 +55,6 @@ class BiLstmStudent(kdplug.StudentKind):
         dropout: Fraction = 0.1
         pooling: Literal["final_states", "max"] = "final_states"
 
-        def __post_init__(self):
-            for field in ("embedding_dim", "lstm_units", "hidden_dim"):
-                if getattr(self, field) < 1:
-                    raise ValueError(f"{field} must be >= 1")
-
     def build(self, teacher, num_classes):
         from kdplug.students import bilstm
 

@@ -4,6 +4,7 @@ from typing import Optional
 import kdplug
 from kdplug.config import Fraction
 from kdplug.config import PositiveInt
+from kdplug.errors import ConfigError
 from kdplug.students import teacher_attribute
 
 
@@ -48,14 +49,9 @@ class NarrowStudent(kdplug.StudentKind):
         dropout: Fraction = 0.1
 
         def __post_init__(self):
-            for field in ("num_layers", "hidden_dim", "intermediate_dim", "num_heads"):
-                if getattr(self, field) < 1:
-                    raise ValueError(f"{field} must be >= 1")
             if self.hidden_dim % self.num_heads:
-                raise ValueError(
-                    f"hidden_dim {self.hidden_dim} must be divisible by "
-                    f"num_heads {self.num_heads}"
-                )
+                raise ConfigError(f"must be divisible by num_heads ({self.num_heads})",
+                                  field="hidden_dim", value=self.hidden_dim)
 
     def build(self, teacher, num_classes):
         from kdplug.students import narrow_bert

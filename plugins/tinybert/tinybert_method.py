@@ -1,10 +1,15 @@
 import dataclasses
+from typing import List
 from typing import Literal
 from typing import Optional
 
 import kdplug
 from kdplug.config import MappingRef
+from kdplug.config import NonNegativeFloat
+from kdplug.config import PositiveFloat
+from kdplug.config import PositiveInt
 from kdplug.data import TextCorpus
+from kdplug.errors import ConfigError
 from kdplug.errors import KdplugError
 from kdplug.mapping import EMBEDDINGS
 
@@ -114,69 +119,43 @@ class TinyBertMethod(kdplug.Method):
 
     @dataclasses.dataclass
     class Config:
-        stages: list = dataclasses.field(default_factory=lambda: list(STAGES))
+        stages: List[Literal[STAGES]] = dataclasses.field(
+            default_factory=lambda: list(STAGES))
         mapping: MappingRef = "uniform"
         projection: Literal["shared", "per_layer"] = "shared"
-        temperature: float = 1.0
-        embedding_weight: float = 1.0
-        hidden_weight: float = 1.0
-        attention_weight: float = 1.0
-        prediction_weight: float = 1.0
+        temperature: PositiveFloat = 1.0
+        embedding_weight: NonNegativeFloat = 1.0
+        hidden_weight: NonNegativeFloat = 1.0
+        attention_weight: NonNegativeFloat = 1.0
+        prediction_weight: NonNegativeFloat = 1.0
         head_reduction: Optional[Literal["group", "mean"]] = None
         general_corpus: Optional[str] = None
         general_teacher: Literal["pretrained", "finetuned"] = "pretrained"
-        general_epochs: Optional[int] = None
-        intermediate_epochs: Optional[int] = None
-        prediction_epochs: Optional[int] = None
-        general_learning_rate: Optional[float] = None
-        intermediate_learning_rate: Optional[float] = None
-        prediction_learning_rate: Optional[float] = None
+        general_epochs: Optional[PositiveInt] = None
+        intermediate_epochs: Optional[PositiveInt] = None
+        prediction_epochs: Optional[PositiveInt] = None
+        general_learning_rate: Optional[PositiveFloat] = None
+        intermediate_learning_rate: Optional[PositiveFloat] = None
+        prediction_learning_rate: Optional[PositiveFloat] = None
 
         def __post_init__(self):
-            stages = [str(s) for s in self.stages]
+            stages = list(self.stages)
             if not stages:
-                raise ValueError(f"stages must name at least one of {list(STAGES)}")
-            unknown = [s for s in stages if s not in STAGES]
-            if unknown:
-                raise ValueError(
-                    f"unknown stage(s) {unknown}; known: {', '.join(STAGES)}")
+                raise ConfigError(f"must name at least one of {list(STAGES)}",
+                                  field="stages", value=stages)
             if len(set(stages)) != len(stages) or stages != sorted(
                     stages, key=STAGES.index):
-                raise ValueError(
-                    f"stages must be distinct and in the order "
-                    f"{', '.join(STAGES)}; got {stages}")
-            self.stages = stages
-            if self.temperature <= 0:
-                raise ValueError(f"temperature must be > 0, got {self.temperature}")
-            for field in ("embedding_weight", "hidden_weight", "attention_weight",
-                          "prediction_weight"):
-                if getattr(self, field) < 0:
-                    raise ValueError(f"{field} must be >= 0")
-            if self.projection not in ("shared", "per_layer"):
-                raise ValueError(
-                    f"projection must be shared or per_layer, got "
-                    f"{self.projection!r}")
-            if self.head_reduction not in (None, "group", "mean"):
-                raise ValueError(
-                    f"head_reduction must be group, mean or null, got "
-                    f"{self.head_reduction!r}")
+                raise ConfigError(
+                    f"must be distinct and in the order {', '.join(STAGES)}",
+                    field="stages", value=stages)
             if (self.intermediate_stages() and self.embedding_weight == 0
                     and self.hidden_weight == 0 and self.attention_weight == 0):
-                raise ValueError(
+                raise ConfigError(
                     "embedding_weight, hidden_weight and attention_weight are "
                     "all 0: the general / task_intermediate stages have no loss")
             if "task_prediction" in stages and self.prediction_weight == 0:
-                raise ValueError("prediction_weight must be > 0 for task_prediction")
-            for field in ("general_epochs", "intermediate_epochs",
-                          "prediction_epochs"):
-                value = getattr(self, field)
-                if value is not None and value < 1:
-                    raise ValueError(f"{field} must be >= 1, got {value}")
-            for field in ("general_learning_rate", "intermediate_learning_rate",
-                          "prediction_learning_rate"):
-                value = getattr(self, field)
-                if value is not None and value <= 0:
-                    raise ValueError(f"{field} must be > 0, got {value}")
+                raise ConfigError("must be > 0 for task_prediction",
+                                  field="prediction_weight", value=0)
 
         def intermediate_stages(self):
             return [s for s in self.stages if s != "task_prediction"]

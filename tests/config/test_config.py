@@ -1,3 +1,4 @@
+import dataclasses
 import pathlib
 
 import pytest
@@ -6,6 +7,8 @@ import yaml
 from kdplug import ConfigError
 from kdplug.config import config_from_dict
 from kdplug.config import load_config
+from kdplug.config.experiment_config import document_keys
+from kdplug.config.experiment_config import document_schema
 
 ROOT = pathlib.Path(__file__).parents[2]
 
@@ -40,6 +43,21 @@ def test_defaults_come_from_method_and_student_plugins():
     assert config.student.name == "truncated"
     assert config.student_config.layers == "every_other"
     assert config.training.batch_size == 32
+
+
+def test_a_top_level_key_is_declared_once():
+    """`ExperimentConfig`'s `top_level()` fields are the document's keys: what a
+    document may hold, what `to_dict` writes (in that order) and what a
+    resolved config reads back as it was."""
+    keys = [f.name for f in document_keys()]
+    assert keys[:3] == ["name", "seed", "output_dir"]
+    assert [f.name for f in dataclasses.fields(document_schema())] == keys
+    config = config_from_dict({**base(), "seed": 7, "cache": False})
+    written = config.to_dict()
+    assert list(written) == keys
+    assert (written["seed"], written["output_dir"], written["cache"]) == (
+        7, "runs/{name}", False)
+    assert config_from_dict(written).to_dict() == written
 
 
 def test_unknown_top_level_key_suggests(tmp_path):
@@ -85,7 +103,7 @@ def test_unknown_plugin_name_suggests(tmp_path):
         ("training", "learning_rate", -1.0, "must be in (0, 10]"),
         ("data", "sequence_length", 2, "sequence_length"),
         ("data", "bad_rows", "ignore", "must be one of 'error', 'skip'"),
-        ("method", "alpha", 1.5, "alpha must be in [0, 1]"),
+        ("method", "alpha", 1.5, "method.alpha: must be in [0, 1] (got 1.5)"),
     ],
 )
 def test_bad_values_name_field_and_value(tmp_path, section, key, value, message):

@@ -227,7 +227,7 @@ def test_config_entries_are_validated():
     cases = [
         ([{"name": "tangg"}],
          "augment[0].name: unknown augmenter 'tangg' (did you mean 'tang'?)"),
-        ([{"name": "mask", "p_mask": 2}], "augment[0]: p_mask must be in [0, 1]"),
+        ([{"name": "mask", "p_mask": 2}], "augment[0].p_mask: must be in [0, 1] (got 2.0)"),
         ([{"name": "mask", "p_msk": 0.1}],
          "augment[0].p_msk: unknown key 'p_msk' (did you mean 'p_mask'?)"),
         ([{"name": "mask", "n": 0}], "augment[0].n: must be an integer >= 1"),

@@ -9,7 +9,9 @@ from kdplug import KdplugError
 from kdplug import testing
 from kdplug.evaluation.export import DEFAULT_FORMATS as FORMATS
 from kdplug.evaluation.export import StudentExporter
-from kdplug.evaluation.export import tflite_predictor
+from kdplug.evaluation.export_measure import ExportMeasurer
+from kdplug.evaluation.export_measure import export_and_measure
+from kdplug.evaluation.export_measure import tflite_predictor
 
 SEQ = testing.SEQUENCE_LENGTH
 
@@ -32,7 +34,7 @@ def exported(tmp_path_factory):
     exporter = StudentExporter(student, sequence_length=SEQ)
     out = tmp_path_factory.mktemp("export")
     test_ds = testing.toy_dataset(96, 32, seed=7)
-    report = exporter.run(str(out), test_ds, runs=3)
+    report = export_and_measure(exporter, str(out), test_ds, runs=3)
     return student, exporter, report
 
 
@@ -69,7 +71,7 @@ def test_int8_model_agrees_on_argmax(exported):
     student, exporter, _ = exported
     x, _ = testing.toy_arrays(200, seed=11)
     expected = np.asarray(student(x))
-    got = exporter.predictor("tflite_int8")(x)
+    got = ExportMeasurer(exporter).predictor("tflite_int8")(x)
     assert got.shape == expected.shape
     agree = np.mean(np.argmax(got, -1) == np.argmax(expected, -1))
     assert agree >= 0.9, agree
@@ -101,7 +103,7 @@ def test_unknown_format_and_missing_export_are_clear_errors(tmp_path):
     with pytest.raises(KdplugError, match="unknown export format"):
         exporter.export(str(tmp_path), formats=["onnx"])
     with pytest.raises(KdplugError, match="not exported"):
-        exporter.predictor("tflite_int8")
+        ExportMeasurer(exporter).predictor("tflite_int8")
 
 
 @pytest.mark.slow
@@ -117,6 +119,6 @@ def test_bilstm_student_needs_select_ops_and_is_skipped_with_a_note(tmp_path):
     assert os.listdir(tmp_path) == ["student_float32.tflite"]
     assert any("select ops" in n for n in exporter.notes), exporter.notes
     x, _ = testing.toy_arrays(4)
-    latency = exporter.latency_ms(x, batch_sizes=(1,), runs=1, warmup=0)
+    latency = ExportMeasurer(exporter).latency_ms(x, batch_sizes=(1,), runs=1, warmup=0)
     assert set(latency) == {"keras"}
     assert any(n.startswith("tflite_float32: not measured") for n in exporter.notes)

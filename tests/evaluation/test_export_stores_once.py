@@ -9,6 +9,7 @@ import pytest
 
 from kdplug import testing
 from kdplug.evaluation.export import StudentExporter
+from kdplug.evaluation.export_measure import ExportMeasurer
 
 
 @pytest.mark.slow
@@ -23,5 +24,5 @@ def test_tflite_alone_leaves_no_saved_model_and_keras_is_linked(tmp_path):
     assert set(files) == {"keras", "tflite_float32"}
     assert os.stat(files["keras"]).st_ino == os.stat(keras_file).st_ino  # one copy
     x, _ = testing.toy_batch(4)
-    np.testing.assert_allclose(exporter.predictor("tflite_float32")(x),
+    np.testing.assert_allclose(ExportMeasurer(exporter).predictor("tflite_float32")(x),
                                student(x, training=False), atol=1e-4)

@@ -12,6 +12,7 @@ import pytest
 from kdplug import testing
 from kdplug.evaluation import measure
 from kdplug.evaluation.export import StudentExporter
+from kdplug.evaluation.export_measure import ExportMeasurer
 
 
 @pytest.mark.slow
@@ -45,10 +46,11 @@ def test_latency_and_the_keras_export_reuse_the_predictions_trace(tmp_path):
     assert 0 < latency["min"] <= latency["median"] <= latency["max"]
     exporter = StudentExporter(model, sequence_length=8)
     exporter.export(str(tmp_path), formats=("keras",))
-    times = exporter.latency_ms(dataset, formats=["keras"], batch_sizes=(1, 32), runs=2,
+    measurer = ExportMeasurer(exporter)
+    times = measurer.latency_ms(dataset, formats=["keras"], batch_sizes=(1, 32), runs=2,
                                 warmup=1)
     assert set(times["keras"]) == {"batch_1", "batch_32"}
-    np.testing.assert_allclose(exporter.predictor("keras")(one), outputs[:1], atol=1e-5)
+    np.testing.assert_allclose(measurer.predictor("keras")(one), outputs[:1], atol=1e-5)
     # batch sizes 1 and 32 too
     assert forward.function.experimental_get_tracing_count() == 1
     # a tap is its own function (the multi-task student's latency)

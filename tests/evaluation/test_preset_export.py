@@ -21,6 +21,7 @@ from kdplug.evaluation import preset_export
 from kdplug.evaluation.export import PRESET
 from kdplug.evaluation.export import VOCAB_FILE
 from kdplug.evaluation.export import StudentExporter
+from kdplug.evaluation.export_measure import ExportMeasurer
 from kdplug.models import BiLstmClassifier
 
 SEQ = testing.SEQUENCE_LENGTH  # 12, not keras-hub's default 512
@@ -116,7 +117,7 @@ def test_sizes_one_copy_of_the_weights_and_vocab_linked(exported):
     # weights): preset 147 KB (mostly HDF5 and JSON overhead), SavedModel
     # 884 KB (variables stored twice by Keras' export archive, plus the
     # tokenizer in its graph), TFLite float32 67 KB.
-    sizes = exporter.size_bytes()
+    sizes = ExportMeasurer(exporter).size_bytes()
     assert weight_bytes < sizes[PRESET] < 200_000, sizes
     assert sorted(os.listdir(out)) == sorted(
         ["keras_hub_preset", "saved_model", "student_float32.tflite", VOCAB_FILE])
@@ -138,7 +139,7 @@ def test_serve_text_equals_serving_default_on_the_encoded_ids(exported):
     np.testing.assert_allclose(from_text.numpy(), from_ids.numpy(), atol=1e-6)
     np.testing.assert_allclose(from_ids.numpy(), student(features), atol=1e-5)
     # TFLite keeps ids: encoded as for serving_default, it gives the same
-    np.testing.assert_allclose(exporter.predictor("tflite_float32")(features),
+    np.testing.assert_allclose(ExportMeasurer(exporter).predictor("tflite_float32")(features),
                                from_ids.numpy(), atol=1e-4)
     assert exporter.notes == []
 

@@ -93,7 +93,7 @@ def test_configs_validate_through_the_schema():
     assert mapping.CustomMapping(cfg).layer_pairs(4, 2) == [(2, 1), (4, 2)]
     with pytest.raises(ConfigError, match="mapping.*integer pairs"):
         parse(mapping.CustomMapping.Config, {"pairs": [[2, 1, 3]]}, "mapping")
-    with pytest.raises(ConfigError, match="every must be >= 1"):
+    with pytest.raises(ConfigError, match=r"mapping\.every: must be >= 1 \(got 0\)"):
         parse(mapping.SkipMapping.Config, {"every": 0}, "mapping")
     with pytest.raises(ConfigError, match="unknown key"):
         parse(mapping.UniformMapping.Config, {"include_embedding": True}, "mapping")

@@ -14,7 +14,7 @@ from kdplug.cli import main
 from kdplug.config import load_config
 from kdplug.data import Examples
 from kdplug.data import TextEncoder
-from kdplug.data.student_text_encoder import STUDENT_TOKENIZER
+from kdplug.run_files import STUDENT_TOKENIZER
 from kdplug.data.student_text_encoder import StudentTextEncoder
 from kdplug.data.trimming import trim_to_longest
 from kdplug.errors import ConfigError

@@ -7,6 +7,7 @@ import tensorflow as tf
 
 from kdplug import Distiller
 from kdplug import KdplugError
+from kdplug.errors import ConfigError
 from kdplug import testing
 from kdplug.students import truncated_bert
 from kdplug.terms import HardLabelCrossEntropy
@@ -229,5 +230,5 @@ def test_a_student_with_another_class_count_is_named_before_any_op_fails():
     with pytest.raises(ValueError, match="train_data must be a tf.data.Dataset, .* "
                                          "got str"):
         kdplug.distill(teacher=teacher, student=student, train_data="data.tsv")
-    with pytest.raises(ValueError, match="epochs must be >= 1, got 0"):
+    with pytest.raises(ConfigError, match=r"^epochs: must be in \[1, 10000\] \(got 0\)$"):
         kdplug.distill(teacher=teacher, student=student, train_data=data, epochs=0)

@@ -53,7 +53,7 @@ def test_defaults_are_the_papers_recipe(pairs):
     ({"data_sequence_length": 20}, "data.sequence_length", "3 = 21 positions"),
     ({"student": {"kind": "truncated"}}, "student.kind", "sequence-to-sequence"),
     ({"method": {"target_column": "text"}}, None, "no column 'text'"),
-    ({"method": {"source_column": "target"}}, "method", "must differ"),
+    ({"method": {"source_column": "target"}}, "method.target_column", "must differ"),
     ({"augment": [{"name": "mask"}]}, "augment", "does not use augment"),
 ])
 def test_config_errors_name_the_field(pairs, change, field, message):

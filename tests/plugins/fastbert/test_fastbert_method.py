@@ -7,6 +7,8 @@ import tensorflow as tf
 from kdplug import Distiller
 from kdplug import testing
 from kdplug.config import load_config
+from kdplug.config import parse
+from kdplug.errors import ConfigError
 from kdplug.errors import KdplugError
 from kdplug.plugin.manager import PluginManager
 from kdplug.training import FusedAdamW
@@ -43,14 +45,17 @@ def test_registered_and_config_validates():
     assert cfg.method_config.curve_batch_sizes is None
     assert cfg.method_config.branch_form == "paper"
     assert FastBERTMethod.Config().branch_form == "paper"
-    with pytest.raises(ValueError, match="branch_form"):
-        FastBERTMethod.Config(branch_form="tanh")
-    with pytest.raises(ValueError):
-        FastBERTMethod.Config(branch_dim=0)
-    with pytest.raises(ValueError, match="curve_speeds"):
-        FastBERTMethod.Config(curve_speeds=[0.5, 1.5])
-    with pytest.raises(ValueError, match="curve_batch_sizes"):
-        FastBERTMethod.Config(curve_batch_sizes=[0])
+    for bad, message in (
+            ({"branch_form": "tanh"}, "method.branch_form: must be one of 'paper'"),
+            ({"branch_dim": 0}, r"method.branch_dim: must be >= 1 \(got 0\)"),
+            ({"curve_speeds": [0.5, 1.5]},
+             r"method.curve_speeds\[1\]: must be in \[0, 1\] \(got 1.5\)"),
+            ({"curve_speeds": []}, "method.curve_speeds: must list at least one"),
+            ({"curve_batch_sizes": [0]}, r"method.curve_batch_sizes\[0\]: must be >= 1"),
+            ({"branch_dim": 6, "branch_heads": 4},
+             r"method.branch_heads: must divide branch_dim \(6\) \(got 4\)")):
+        with pytest.raises(ConfigError, match=message):
+            parse(FastBERTMethod.Config, bad, "method")
 
 
 @pytest.mark.slow
