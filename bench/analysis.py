@@ -41,6 +41,7 @@ from benchlib import cpu_model
 from benchlib import parse_seeds
 from benchlib import usable_cpus
 from benchlib import write_marked_section
+from kdplug.run_files import STUDENT_FILE
 
 RESULT = os.path.join(ROOT, "bench", "results", "analysis.json")
 IMG = os.path.join(ROOT, "docs", "img")
@@ -65,7 +66,7 @@ def config_file(row):
 def train_missing(run_root, python=sys.executable):
     """Trains the students whose run folder has no `student.keras`."""
     missing = [row for row, _ in STUDENTS
-               if not os.path.isfile(os.path.join(run_dir(run_root, row), "student.keras"))]
+               if not os.path.isfile(os.path.join(run_dir(run_root, row), STUDENT_FILE))]
     if not missing:
         return []
     results = os.path.join(ROOT, "runs", "analysis", "students.json")

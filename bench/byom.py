@@ -37,6 +37,8 @@ from benchlib import ROOT
 from benchlib import add_measurement_arguments
 from benchlib import measurement_section
 from kdplug import storage
+from kdplug.run_files import EXPORT
+from kdplug.run_files import METRICS
 from kdplug.storage import tree_size
 
 
@@ -93,10 +95,10 @@ def measure(quickstart):
     """
     seconds = {}
     start = time.perf_counter()
-    if not os.path.isfile(os.path.join(quickstart, "metrics.json")):
+    if not os.path.isfile(os.path.join(quickstart, METRICS)):
         kdplug("run", os.path.join(ROOT, "configs", "quickstart.yaml"))
     seconds["quickstart"] = time.perf_counter() - start
-    quick = storage.read_json(os.path.join(quickstart, "metrics.json"))
+    quick = storage.read_json(os.path.join(quickstart, METRICS))
     work = os.path.join(ROOT, "runs", "byom")
     teacher_dir = os.path.join(work, "teacher-preset")
     os.makedirs(work, exist_ok=True)
@@ -117,8 +119,8 @@ def measure(quickstart):
     start = time.perf_counter()
     kdplug("run", path, "--fresh")
     seconds["distil_from_preset"] = time.perf_counter() - start
-    report = storage.read_json(os.path.join(work, "run", "metrics.json"))
-    student_dir = os.path.join(work, "run", "export", "keras_hub_preset")
+    report = storage.read_json(os.path.join(work, "run", METRICS))
+    student_dir = os.path.join(work, "run", EXPORT, "keras_hub_preset")
     student_hub = keras_hub_accuracy(student_dir, data)
     return {
         "quickstart_folder_mb": tree_size(quickstart) / 2**20,

@@ -67,6 +67,7 @@ from benchlib import save_results
 from benchlib import validate_config
 from benchlib import write_config
 from benchlib import write_marked_section
+from kdplug.run_files import METRICS
 from mtdnn import task_metrics
 
 SECTION_TITLE = "## Claims: the papers' claims over seeds and two domains"
@@ -644,7 +645,7 @@ def job(domain, row, seed, args, results, smoke=None):
     path = config_path(row, domain, seed, args)
     run_dir = os.path.join(args.run_root, doc["name"])
     report_path = os.path.join(run_dir, "teacher.json" if row.kind == "teacher"
-                               else "metrics.json")
+                               else METRICS)
 
     def run():
         return run_config(path, report_path,

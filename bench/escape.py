@@ -43,6 +43,7 @@ import statistics
 import sys
 
 from kdplug.evaluation.collapse import ESCAPE_LEVEL
+from kdplug.run_files import METRICS
 
 from benchlib import ROOT  # bench/ is the script's folder
 from benchlib import Job
@@ -304,7 +305,7 @@ def run_row(row, domain, seed, args, path, run_dir):
         with open(log_path, encoding="utf-8", errors="replace") as f:
             raise RuntimeError(f"exit status {proc.returncode}; log {log_path}:\n"
                                f"{f.read()[-2000:]}")
-    with open(os.path.join(run_dir, "metrics.json")) as f:
+    with open(os.path.join(run_dir, METRICS)) as f:
         return json.load(f)
 
 

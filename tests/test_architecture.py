@@ -9,6 +9,7 @@ from kdplug.plugin.manager import get_plugin_manager
 ROOT = pathlib.Path(__file__).parents[1]
 CORE = ROOT / "kdplug"
 PLUGINS = ROOT / "plugins"
+BENCH = ROOT / "bench"
 
 
 def docstring_ids(tree):
@@ -222,13 +223,16 @@ def path_strings(tree, names):
     """`(line, text, in_path)` of the string constants and f-strings (their
     fields as `{}`) of a module, docstrings left out. `in_path`: the string
     is an argument of a path-building call (`os.path.join`, `ctx.path`,
-    `folder.file`) or an item of a tuple of two or more `names`."""
+    `folder.file`) that does not follow a `"runs"` argument (`runs/<x>` is
+    a run folder named x, not a folder inside one), or an item of a tuple
+    of two or more `names`."""
     docstrings = docstring_ids(tree)
     in_path, in_fstring = set(), set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(
                 node.func, "attr", getattr(node.func, "id", None)) in ("join", "path", "file"):
-            in_path.update(id(arg) for arg in node.args)
+            in_path.update(id(arg) for before, arg in zip([None, *node.args], node.args)
+                           if getattr(before, "value", None) != "runs")
         if isinstance(node, ast.Tuple) and len(node.elts) > 1 and all(
                 isinstance(e, ast.Constant) and e.value in names for e in node.elts):
             in_path.update(id(e) for e in node.elts)
@@ -246,17 +250,31 @@ def path_strings(tree, names):
 
 
 # The run-folder layout is named once, in kdplug/run_files.py: no other
-# module of kdplug/ spells a file name of it (in code, not in docstrings), nor
-# one of its folders where it builds a path.
+# module of kdplug/, plugins/ or bench/ spells a file name of it (in code,
+# not in docstrings), nor one of its folders where it builds a path; they
+# import the name from kdplug.run_files.
 def test_run_folder_names_are_spelled_only_in_run_files_py():
     files, folders = run_folder_names()
     assert {"config.yaml", "metrics.json", "{}.weights.h5"} <= files
     assert {"stages", "backup", "tensorboard", "export"} <= folders
     found = []
-    for path in sorted(CORE.rglob("*.py")):
+    for path in sorted(p for top in (CORE, PLUGINS, BENCH) for p in top.rglob("*.py")):
         if path == CORE / "run_files.py":
             continue
-        for line, text, in_path in path_strings(ast.parse(path.read_text()), files | folders):
+        for line, text, in_path in sorted(path_strings(ast.parse(path.read_text()),
+                                                       files | folders)):
             if text in files or (in_path and text in folders):
                 found.append(f"{path.relative_to(ROOT)}:{line}: {text!r}")
-    assert not found, "run-folder names outside kdplug/run_files.py:\n" + "\n".join(found)
+    assert not found, ("run-folder names spelled outside kdplug/run_files.py "
+                       "(import them from it):\n" + "\n".join(found))
+
+
+def test_a_folder_name_counts_inside_a_run_folder_only():
+    """`os.path.join(run, "analysis")` builds a path inside a run folder;
+    `os.path.join(ROOT, "runs", "analysis")` names a run folder (bench/'s
+    own working folders), which any name may."""
+    tree = ast.parse('os.path.join(run, "analysis")\n'
+                     'os.path.join(ROOT, "runs", "analysis", "x.json")\n')
+    assert sorted(path_strings(tree, {"analysis"})) == [
+        (1, "analysis", True), (2, "analysis", False), (2, "runs", True),
+        (2, "x.json", True)]

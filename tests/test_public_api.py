@@ -20,8 +20,9 @@ PLUGINS = ROOT / "plugins"
 FACES = (
     "kdplug", "kdplug.analysis", "kdplug.config", "kdplug.data", "kdplug.errors",
     "kdplug.evaluation", "kdplug.keys", "kdplug.mapping", "kdplug.models",
-    "kdplug.plugin", "kdplug.run", "kdplug.storage", "kdplug.students", "kdplug.tasks",
-    "kdplug.teacher", "kdplug.terms", "kdplug.training",
+    "kdplug.plugin", "kdplug.run", "kdplug.run_files", "kdplug.storage",
+    "kdplug.students", "kdplug.tasks", "kdplug.teacher", "kdplug.terms",
+    "kdplug.training",
 )
 
 # The contracts plugins implement or call, type-checked by mypy (setup.cfg).

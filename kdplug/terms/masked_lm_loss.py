@@ -122,9 +122,14 @@ class MaskedLMLoss(Term):
         )
 
     def get_config(self):
-        # The tied embedding is the student's and is not serialised: a term
-        # rebuilt from its config has an untied head of the same shape
-        # (methods re-create their terms for every stage anyway).
+        # The tied embedding is the student's and is not serialised, so a
+        # term rebuilt from this config is untied: its head gets an output
+        # kernel of its own, `(hidden_dim, vocabulary_size)`, where the tied
+        # head reads the embedding's transpose, and its intermediate layer is
+        # `hidden_dim` wide, not the embedding's width. The two heads'
+        # weights do not load into each other; runs never rebuild the term
+        # from its config (a method creates its terms, tied to the student,
+        # for every stage, and a resumed stage loads their saved weights).
         config = super().get_config()
         config.update(
             {

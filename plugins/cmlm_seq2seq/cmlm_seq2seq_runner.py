@@ -23,6 +23,7 @@ from kdplug.run import progress_logger
 from kdplug.run import random_state_kept
 from kdplug.run import stage_lines
 from kdplug.run import teacher_seed
+from kdplug.run_files import EXPORT
 from kdplug.teacher import TeacherFinetuner
 from kdplug.teacher import teacher_fingerprint
 from kdplug.training import check_early_stopping
@@ -352,7 +353,7 @@ class CmlmSeq2SeqRunner(Runner):
         }
 
     def _export(self, student):
-        folder = self.context.path("export")
+        folder = self.context.path(EXPORT)
         mcfg = self.method.config
         Seq2SeqGenerator(student, self.encoder.tokenizer, mcfg.decoding,
                          mcfg.beam_width, length_penalty=mcfg.length_penalty).save(folder)

@@ -1,10 +1,10 @@
 import os
 
 from kdplug import storage
+from kdplug.run_files import STUDENT_FILE
 from kdplug_plugins.cmlm_seq2seq.seq2seq_decoder import Seq2SeqDecoder
 from kdplug_plugins.cmlm_seq2seq.seq2seq_encoder import Seq2SeqEncoder
 
-MODEL = "student.keras"
 VOCABULARY = "vocabulary.txt"
 SETTINGS = "generator.json"
 
@@ -64,7 +64,7 @@ class Seq2SeqGenerator:
 
     def save(self, folder):
         """Writes the folder; returns its path."""
-        storage.save_model(self.model, os.path.join(folder, MODEL))
+        storage.save_model(self.model, os.path.join(folder, STUDENT_FILE))
         storage.write_text(os.path.join(folder, VOCABULARY),
                            "\n".join(self.tokenizer.get_vocabulary()) + "\n")
         options = {k: v for k, v in self.tokenizer.get_config().items()
@@ -87,7 +87,7 @@ class Seq2SeqGenerator:
         settings = storage.read_json(os.path.join(folder, SETTINGS))
         if settings is None:
             raise FileNotFoundError(f"{folder}: no {SETTINGS} (not a saved generator)")
-        model = kdplug.load_model(os.path.join(folder, MODEL))
+        model = kdplug.load_model(os.path.join(folder, STUDENT_FILE))
         tokenizer = keras_hub.tokenizers.BertTokenizer(
             vocabulary=os.path.join(folder, VOCABULARY), **settings["tokenizer"])
         options = {"decoding": settings["decoding"],

@@ -52,12 +52,42 @@ def test_a_top_level_key_is_declared_once():
     keys = [f.name for f in document_keys()]
     assert keys[:3] == ["name", "seed", "output_dir"]
     assert [f.name for f in dataclasses.fields(document_schema())] == keys
+    with pytest.raises(ConfigError) as info:  # what `parse` accepts
+        config_from_dict({**base(), "nope": 1})
+    assert info.value.message.split("valid keys: ")[1].split(", ") == keys
     config = config_from_dict({**base(), "seed": 7, "cache": False})
     written = config.to_dict()
     assert list(written) == keys
     assert (written["seed"], written["output_dir"], written["cache"]) == (
         7, "runs/{name}", False)
     assert config_from_dict(written).to_dict() == written
+
+
+def test_a_new_top_level_key_needs_only_its_field(monkeypatch):
+    """One `top_level()` field is all a new key needs: the document takes
+    it (typed, with its default), the config holds it, `to_dict` writes it
+    back and the written config reads back the same."""
+    from kdplug.config import experiment_config
+    from kdplug.config import loading
+
+    @dataclasses.dataclass(kw_only=True)
+    class WithComment(experiment_config.ExperimentConfig):
+        comment: str = experiment_config.top_level(default="")
+
+    monkeypatch.setattr(experiment_config, "ExperimentConfig", WithComment)
+    monkeypatch.setattr(loading, "ExperimentConfig", WithComment)
+    experiment_config.document_schema.cache_clear()
+    try:
+        config = config_from_dict({**base(), "comment": "hello"})
+        assert config.comment == "hello"
+        assert config.to_dict()["comment"] == "hello"
+        assert config_from_dict(config.to_dict()).to_dict() == config.to_dict()
+        assert config_from_dict(base()).comment == ""
+        with pytest.raises(ConfigError, match="expected a string") as info:
+            config_from_dict({**base(), "comment": 3})
+        assert info.value.field == "comment"
+    finally:
+        experiment_config.document_schema.cache_clear()
 
 
 def test_unknown_top_level_key_suggests(tmp_path):

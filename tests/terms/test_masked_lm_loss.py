@@ -110,3 +110,18 @@ def test_untied_config_round_trip_and_errors():
     with pytest.raises(KdplugError, match="sum to"):
         MaskedLMLoss("hidden/2", vocabulary_size=V, hidden_dim=H,
                      mask_token_rate=0.9, random_token_rate=0.2)
+
+
+def test_a_tied_term_rebuilt_from_its_config_is_untied():
+    """The embedding is the student's and is not serialised: the rebuilt
+    head has an output kernel of its own and a `hidden_dim`-wide
+    intermediate layer (what the comment in `get_config` says)."""
+    embedding = keras_hub.layers.ReversibleEmbedding(V, H, name="tok")
+    embedding.build((None, None))
+    term = MaskedLMLoss("hidden/2", token_embedding=embedding, hidden_dim=H + 2)
+    clone = MaskedLMLoss.from_config(term.get_config())
+    assert term.tied and not clone.tied
+    shapes = {w.path.split("/")[-1]: tuple(w.shape) for w in clone.head.weights}
+    assert shapes["output_kernel"] == (H + 2, V)
+    assert shapes["kernel"] == (H + 2, H + 2)  # the tied head's: (H + 2, H)
+    assert "output_kernel" not in {w.path.split("/")[-1] for w in term.head.weights}

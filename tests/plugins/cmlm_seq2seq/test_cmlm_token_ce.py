@@ -36,3 +36,21 @@ def test_label_smoothing():
     assert got[0] == pytest.approx(np.mean(per), rel=1e-5)
     clone = TokenCrossEntropy.from_config(TokenCrossEntropy(0.5, e).get_config())
     assert clone.label_smoothing == e and clone.required_teacher_taps() == set()
+
+
+def test_is_the_core_token_cross_entropy():
+    """The formula lives once, in `kdplug.terms.TokenHardCrossEntropy`: with
+    no label smoothing the seq2seq term gives the core term's numbers, and
+    with it the core term given the same smoothing; only the default name
+    differs (`token_ce`, what saved configs and history columns read)."""
+    from kdplug.terms import TokenHardCrossEntropy
+
+    assert issubclass(TokenCrossEntropy, TokenHardCrossEntropy)
+    batch = ({}, {"logits": LOGITS}, {"labels": LABELS})
+    for e in (0.0, 0.1):
+        np.testing.assert_array_equal(
+            np.asarray(TokenCrossEntropy(label_smoothing=e)(*batch)),
+            np.asarray(TokenHardCrossEntropy(label_smoothing=e)(*batch)))
+    assert TokenCrossEntropy().name == "token_ce"
+    assert TokenCrossEntropy().get_config() == TokenHardCrossEntropy(
+        name="token_ce").get_config()
