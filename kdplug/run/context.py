@@ -1,5 +1,6 @@
 """`RunContext`: what every runner and stage of a run shares."""
 
+import dataclasses
 import logging
 import os
 import time
@@ -13,6 +14,7 @@ from kdplug.tasks import TASKS
 from kdplug.tasks import get_task
 from kdplug.training.custom_loop import is_chief
 from kdplug.training.distribution import make_strategy
+from kdplug.training.distribution import resolve_jit_compile
 
 DEFAULT_LOG_EVERY_STEPS = 10
 
@@ -67,7 +69,9 @@ class RunContext:
             raise ValueError(f"log_every_steps must be >= 1, got {log_every_steps}")
         if (data is None) != (data_fingerprint is None):
             raise ValueError("in-memory data needs its data_fingerprint (and only it)")
-        self.config = config
+        # the settings keep `jit_compile: auto` as written; what runs is a bool
+        self.config = dataclasses.replace(config, training=dataclasses.replace(
+            config.training, jit_compile=resolve_jit_compile(config.training.jit_compile)))
         self.plugins = plugins
         self.strategy = strategy
         self.run_dir = run_dir

@@ -106,6 +106,26 @@ def precision_policy(name):
         keras.config.set_dtype_policy(previous)
 
 
+def resolve_jit_compile(value):
+    """`training.jit_compile` as a bool: `"auto"` (as Keras' `compile`
+    resolves it for TensorFlow) is XLA where a GPU or TPU is visible and
+    none on CPUs, where an XLA-compiled step is no faster (1.03-1.06x
+    either way, bench/length_buckets.py) and every new input width costs a
+    compilation (~6-20 s for the quickstart's models), which length buckets
+    multiply.
+
+    Examples:
+
+    ```python
+    resolve_jit_compile("auto")  # False on a CPU-only machine
+    resolve_jit_compile(True)    # True
+    ```
+    """
+    if value != "auto":
+        return bool(value)
+    return any(d.device_type in ("GPU", "TPU") for d in tf.config.list_logical_devices())
+
+
 def fit_can_jit_compile(strategy):
     """Whether Keras' `fit(jit_compile=True)` works under `strategy`.
 

@@ -32,3 +32,19 @@ def test_length_buckets_follow_the_training_section_and_log_once(section, expect
     assert logged == [f"length buckets: training batches sorted by length in windows "
                       f"of {expected[0]} batches, each cut to its longest sentence "
                       f"(multiples of {expected[1]})"]
+
+
+@pytest.mark.parametrize("written,runs", [("auto", False), (True, True), (False, False)])
+def test_jit_compile_auto_is_resolved_for_the_run_and_kept_in_the_settings(written, runs):
+    """`training.jit_compile: auto` (the default) runs without XLA on this
+    CPU-only machine, as Keras' own "auto" does; the run's settings keep the
+    value as written, so a re-run on another machine reuses its stages."""
+    config = config_from_dict({**BASE, "training": {"jit_compile": written}})
+    context = RunContext.create(config)
+    assert context.config.training.jit_compile is runs
+    assert context.settings["training"]["jit_compile"] == written
+    assert config.training.jit_compile == written  # the caller's config untouched
+
+
+def test_jit_compile_defaults_to_auto():
+    assert config_from_dict(BASE).training.jit_compile == "auto"
