@@ -33,6 +33,7 @@ from kdplug.tasks import get_task
 from kdplug.tasks import task_objective
 from kdplug.teacher.finetune import TeacherFinetuner
 from kdplug.teacher.loading import load_teacher
+from kdplug.training.distribution import resolve_jit_compile
 
 log = logging.getLogger(__name__)
 
@@ -93,12 +94,12 @@ class RunModels:
 
     def teacher_model(self, name="teacher"):
         return AnalysedModel(name, self.teacher, self.dataset, role="teacher",
-                             jit_compile=self.config.training.jit_compile)
+                             jit_compile=resolve_jit_compile(self.config.training.jit_compile))
 
     def student_model(self, name=None):
         return AnalysedModel(name or self.name, self.student,
                              functools.partial(self.dataset, roles=("student",)),
-                             jit_compile=self.config.training.jit_compile)
+                             jit_compile=resolve_jit_compile(self.config.training.jit_compile))
 
 
 def load_run(run_dir, config_file=None, teacher=None, config=None, read_data=True,

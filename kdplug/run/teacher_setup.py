@@ -8,6 +8,7 @@ from kdplug.teacher.loading import check_teacher
 from kdplug.teacher.loading import load_teacher
 from kdplug.teacher.sanity import check_finite_outputs
 from kdplug.training.distribution import fit_can_jit_compile
+from kdplug.training.distribution import resolve_jit_compile
 
 EVAL_BATCH_SIZE = 64
 
@@ -140,7 +141,7 @@ class TeacherSetup:
         with ctx.strategy.scope():
             return finetuner.run(
                 teacher, train_ds, val_ds,
-                jit_compile=(cfg.training.jit_compile
+                jit_compile=(resolve_jit_compile(cfg.training.jit_compile)
                              and fit_can_jit_compile(ctx.strategy)),
             )
 

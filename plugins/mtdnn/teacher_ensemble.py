@@ -13,6 +13,7 @@ from kdplug.run import TeacherSetup
 from kdplug.teacher import ClassificationObjective
 from kdplug.teacher import RegressionObjective
 from kdplug.teacher import TeacherCache
+from kdplug.training import resolve_jit_compile
 
 
 def average_outputs(member_outputs, task_type, temperature=1.0):
@@ -160,7 +161,7 @@ class TeacherEnsemble:
         outputs = TeacherCache(
             teacher, self.encoder, examples, ["logits"], dtype=cache.dtype,
             shard_size=cache.shard_size, batch_size=cache.batch_size,
-            run_eagerly=not self.config.training.jit_compile,
+            jit_compile=resolve_jit_compile(self.config.training.jit_compile),
         )
         info = outputs.precompute()
         return outputs.load()[keys.teacher_key("logits")], info
