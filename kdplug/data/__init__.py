@@ -18,6 +18,10 @@ from kdplug.data.augmentation import tokenize
 from kdplug.data.examples import Examples
 from kdplug.data.label_map import LabelMap
 from kdplug.data.label_kinds import text_field
+from kdplug.data.qa_windows import QAWindows
+from kdplug.data.qa_windows import context_words
+from kdplug.data.qa_windows import qa_windows
+from kdplug.data.qa_windows import word_tokenizer
 from kdplug.data.readers import Splits
 from kdplug.data.readers import examples_from_dataset
 from kdplug.data.readers import read_splits
@@ -27,6 +31,10 @@ from kdplug.data.split_sources import TFDS_PREFIX
 from kdplug.data.split_sources import load_source
 from kdplug.data.split_sources import per_split_parts
 from kdplug.data.split_sources import split_parts
+from kdplug.data.squad_examples import QAExample
+from kdplug.data.squad_examples import qa_examples
+from kdplug.data.squad_examples import qa_summary
+from kdplug.data.squad_examples import read_squad_json
 from kdplug.data.text_corpus import TextCorpus
 from kdplug.data.transfer_set import AugmentStep
 from kdplug.data.transfer_set import build_transfer_set

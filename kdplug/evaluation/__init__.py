@@ -20,6 +20,13 @@ if TYPE_CHECKING:  # they need TensorFlow: loaded on first use (`lazy_exports`)
     from kdplug.evaluation.report import history_lines
     from kdplug.evaluation.report import plot_lines
     from kdplug.evaluation.report import write_report
+    from kdplug.evaluation.span_decoding import SpanAnswer
+    from kdplug.evaluation.span_decoding import best_span
+    from kdplug.evaluation.squad_metrics import best_no_answer_threshold
+    from kdplug.evaluation.squad_metrics import exact_match
+    from kdplug.evaluation.squad_metrics import f1_score
+    from kdplug.evaluation.squad_metrics import normalize_answer
+    from kdplug.evaluation.squad_metrics import squad_scores
     from kdplug.evaluation.task_metrics import task_metrics
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__)
