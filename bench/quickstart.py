@@ -84,6 +84,22 @@ def tree_of(ref, work):
     return path
 
 
+def import_path(tree):
+    """The `PYTHONPATH` entries that make a child import `tree`'s code:
+    the tree, and for another revision a folder whose `kdplug_plugins`
+    links to the tree's plugins/ (the built-in plugins install under that
+    name; without it the entry points would load this checkout's plugins
+    through its editable install)."""
+    if tree == ROOT:
+        return [tree]
+    shim = tree + "-imports"
+    os.makedirs(shim, exist_ok=True)
+    link = os.path.join(shim, "kdplug_plugins")
+    if not os.path.islink(link):
+        os.symlink(os.path.join(tree, "plugins"), link)
+    return [tree, shim]
+
+
 def commit_of(tree):
     out = subprocess.run(["git", "-C", tree, "rev-parse", "--short", "HEAD"],
                          capture_output=True, text=True)
@@ -110,7 +126,7 @@ def timed_run(tree, config, cache_dir, log_path):
     """Runs `kdplug run config` from `tree` under `/usr/bin/time -v`;
     returns `(wall_s, peak_rss_mb)`."""
     env = dict(os.environ, KDPLUG_CACHE_DIR=cache_dir, CUDA_VISIBLE_DEVICES="",
-               PYTHONPATH=os.pathsep.join([tree] + [p for p in [
+               PYTHONPATH=os.pathsep.join(import_path(tree) + [p for p in [
                    os.environ.get("PYTHONPATH")] if p]))
     command = ["/usr/bin/time", "-v", sys.executable, "-m", "kdplug.cli", "run", config]
     started = time.perf_counter()
@@ -172,11 +188,10 @@ def jobs(args, work):
                         wall, rss = timed_run(tree, config, cache_dir,
                                               os.path.join(folder, "run.log"))
                     finally:
-                        if cache == "cold":  # the warm runs start from what it filled
-                            if os.path.isdir(caches["warm"]):
-                                shutil.rmtree(cache_dir, ignore_errors=True)
-                            else:
-                                os.replace(cache_dir, caches["warm"])
+                        if cache == "cold":  # the warm runs start from what it
+                            # filled, never from an older (or failed) run's cache
+                            shutil.rmtree(caches["warm"], ignore_errors=True)
+                            os.replace(cache_dir, caches["warm"])
                     with open(os.path.join(folder, "run", METRICS)) as f:
                         report = json.load(f)
                     return Measured(report, wall, rss, commit_of(tree), load)
