@@ -50,3 +50,17 @@ def test_render_shows_the_trees_side_by_side():
     # seed 0's warm run is the same seed as its cold one: counted once
     assert "| student test accuracy | 0.8500 ± 0.0141 (seeds 0, 1) | 0.8300 (seeds 0) |" in text
     assert "1 run(s) started on a busy machine" in text
+
+
+def test_another_revision_imports_its_own_plugins(tmp_path):
+    """The built-in plugins install as `kdplug_plugins` (this checkout's,
+    through its editable install): a revision's run puts a link of that
+    name to the revision's plugins/ on its path, after the tree itself."""
+    tree = tmp_path / "tree-abc"
+    (tree / "plugins").mkdir(parents=True)
+    paths = quickstart.import_path(str(tree))
+    assert paths[0] == str(tree)
+    link = tmp_path / "tree-abc-imports" / "kdplug_plugins"
+    assert paths[1] == str(link.parent) and link.resolve() == (tree / "plugins").resolve()
+    assert quickstart.import_path(str(tree)) == paths  # a second run reuses the link
+    assert quickstart.import_path(quickstart.ROOT) == [quickstart.ROOT]
