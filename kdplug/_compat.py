@@ -8,8 +8,8 @@ now hold it, and warns once with a `DeprecationWarning` naming the new path.
 Examples:
 
 ```python
-from kdplug.teacher.output_cache import TeacherCache     # works, warns: use kdplug.teacher
-from kdplug.teacher.loading import TeacherCache   # the 0.2 path
+from kdplug.cache import TeacherCache                # 0.1 path: works, warns
+from kdplug.teacher.output_cache import TeacherCache  # the path since 0.2
 ```
 """
 

@@ -30,7 +30,7 @@ class BiLstmMethod(kdplug.Method):
     built from the training texts adds `word_ids` / `word_padding_mask` to
     every batch (`kdplug.data.word_encoder.word_dataset`), so the teacher and
     the student see the same examples (see
-    docs/methods-bilstm-mobilebert.md for the runner step this needs).
+    docs/methods/bilstm.md for the runner step this needs).
 
     Config:
         alpha: weight of the hard-label loss; the logit MSE gets `1 - alpha`.

@@ -55,7 +55,7 @@ class MobileBertPKTMethod(kdplug.Method):
 
     The paper's pre-training distillation (MLM + NSP) is replaced by task
     distillation of the logits; the embeddings are trained, not copied from
-    the teacher (their width differs) (docs/methods-bilstm-mobilebert.md
+    the teacher (their width differs) (docs/methods/mobilebert_pkt.md
     lists every deviation). Student and teacher hidden widths must match
     (the `bottleneck` student's inter-block width is the teacher's).
 
