@@ -16,6 +16,7 @@ from kdplug.config.loading import config_from_dict
 from kdplug.config.loading import load_config
 from kdplug.config.loading import parse_augment
 from kdplug.config.ranges import Fraction
+from kdplug.config.ranges import Items
 from kdplug.config.ranges import NonNegativeFloat
 from kdplug.config.ranges import NonNegativeInt
 from kdplug.config.ranges import PositiveFloat
@@ -42,7 +43,8 @@ from kdplug.config.sources import resolve_source
 
 __all__ = [
     "AugmentEntry", "CacheConfig", "DataConfig", "EvaluationConfig", "ExperimentConfig",
-    "ExportConfig", "FinetuneConfig", "Fraction", "LengthBucketsConfig", "MappingRef",
+    "ExportConfig", "FinetuneConfig", "Fraction", "Items", "LengthBucketsConfig",
+    "MappingRef",
     "NonNegativeFloat", "NonNegativeInt", "PACKAGE_PREFIX", "PluginRef",
     "PluginSection", "PositiveFloat", "PositiveInt", "Probability", "Range",
     "ScheduleConfig", "TeacherConfig", "TeacherPipelineConfig", "TrainingConfig",

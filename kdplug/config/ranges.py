@@ -50,6 +50,10 @@ class Range:
             return False
         return True
 
+    def problem(self, value):
+        """`describe()` when `value` lies outside the range, else None."""
+        return None if self.contains(value) else self.describe()
+
     def describe(self):
         """`must be in [1, 10000]`, `must be > 0`, `must be in [0, 1)`."""
         if self.high is None:
@@ -58,6 +62,50 @@ class Range:
             return f"must be {'<' if self.high_open else '<='} {_num(self.high)}"
         return (f"must be in {'(' if self.low_open else '['}{_num(self.low)}, "
                 f"{_num(self.high)}{')' if self.high_open else ']'}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Items:
+    """What a list field must hold: at least `min` items, none repeated
+    (with `distinct`; compared by the items' `key` attribute when given).
+
+    Args:
+        min: the fewest items allowed.
+        distinct: refuse a list that repeats an item.
+        key: compare items by this attribute (e.g. a task's `name`).
+        noun: what one item is, for the message ("task", "threshold").
+
+    Examples:
+
+    ```python
+    tasks: Annotated[List[TaskConfig], Items(min=1, distinct=True, key="name",
+                                             noun="task")]
+    # x.yaml: method.tasks: must list at least one task (got [])
+    ```
+    """
+
+    min: int = 0
+    distinct: bool = False
+    key: Optional[str] = None
+    noun: str = "item"
+
+    def problem(self, value):
+        """What is wrong with the list `value`, or None."""
+        if len(value) < self.min:
+            least = "one" if self.min == 1 else str(self.min)
+            return f"must list at least {least} {self.noun}{'' if self.min == 1 else 's'}"
+        if self.distinct:
+            seen = [getattr(v, self.key) if self.key else v for v in value]
+            repeated = sorted({str(v) for v in seen if seen.count(v) > 1})
+            if repeated:
+                return (f"must not list a{'n' if self.noun[0] in 'aeiou' else ''} "
+                        f"{self.noun} twice ({', '.join(repeated)})")
+        return None
+
+    def shown(self, value):
+        """The list as an error message echoes it: the items' `key`s when
+        they are compared by it (a task's name, not the whole task)."""
+        return [getattr(v, self.key) for v in value] if self.key else value
 
 
 def _num(value):

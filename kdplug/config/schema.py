@@ -7,6 +7,7 @@ import re
 import types
 import typing
 
+from kdplug.config.ranges import Items
 from kdplug.config.ranges import Range
 from kdplug.errors import ConfigError
 from kdplug.errors import bounded_repr
@@ -153,7 +154,8 @@ def coerce(hint, value, path, file):
 
 def check_range(hint, value, path, file=None):
     """Raises `ConfigError` if `value` lies outside a `Range` that `hint`
-    declares (`Annotated[int, Range(1)]`, or `Optional` of it; None passes).
+    declares (`Annotated[int, Range(1)]`, or `Optional` of it; None passes),
+    or breaks its `Items` (`Annotated[List[str], Items(min=1)]`).
     Only the range: the value's type is the caller's."""
     options = typing.get_args(hint) if typing.get_origin(hint) in (
         typing.Union, types.UnionType) else (hint,)
@@ -161,8 +163,10 @@ def check_range(hint, value, path, file=None):
         if value is None or typing.get_origin(option) is not typing.Annotated:
             continue
         for bound in typing.get_args(option)[1:]:
-            if isinstance(bound, Range) and not bound.contains(value):
-                raise ConfigError(bound.describe(), file, path, value)
+            problem = bound.problem(value) if isinstance(bound, (Range, Items)) else None
+            if problem:
+                shown = bound.shown(value) if isinstance(bound, Items) else value
+                raise ConfigError(problem, file, path, shown)
 
 
 def check_arguments(function, **arguments):

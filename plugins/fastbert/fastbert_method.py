@@ -1,10 +1,12 @@
 import dataclasses
+from typing import Annotated
 from typing import List
 from typing import Literal
 from typing import Optional
 
 import kdplug
 from kdplug.config import Fraction
+from kdplug.config import Items
 from kdplug.config import PositiveInt
 from kdplug.config import Probability
 from kdplug.errors import ConfigError
@@ -79,15 +81,13 @@ class FastBERTMethod(kdplug.Method):
         branch_form: Literal["paper", "residual"] = "paper"
         weight: float = 1.0
         data: Literal["unlabelled", "task"] = "unlabelled"
-        curve_speeds: List[Probability] = dataclasses.field(
+        curve_speeds: Annotated[List[Probability],
+                                Items(min=1, noun="exit threshold")] = dataclasses.field(
             default_factory=lambda: list(DEFAULT_SPEEDS))
         curve_batch_sizes: Optional[List[PositiveInt]] = None
         curve_rounds: PositiveInt = 1
 
         def __post_init__(self):
-            if not self.curve_speeds:
-                raise ConfigError("must list at least one exit threshold",
-                                  field="curve_speeds", value=self.curve_speeds)
             if self.branch_heads >= 1 and (self.branch_dim or 0) % self.branch_heads:
                 raise ConfigError(
                     f"must divide branch_dim ({self.branch_dim})",

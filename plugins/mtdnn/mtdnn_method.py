@@ -1,9 +1,11 @@
 import dataclasses
+from typing import Annotated
 from typing import List
 from typing import Literal
 
 import kdplug
 from kdplug.config import Fraction
+from kdplug.config import Items
 from kdplug.config import PositiveFloat
 from kdplug.config import PositiveInt
 from kdplug.config import Probability
@@ -82,27 +84,18 @@ class MTDNNEnsembleMethod(kdplug.Method):
 
     @dataclasses.dataclass
     class Config:
-        tasks: List[TaskConfig]
+        tasks: Annotated[List[TaskConfig],
+                         Items(min=1, distinct=True, key="name", noun="task")]
         ensemble_size: PositiveInt = 2
         alpha: Probability = 0.5
         temperature: PositiveFloat = 1.0
         sampling: Literal["proportional", "temperature"] = "proportional"
         sampling_temperature: PositiveFloat = 2.0
-        baselines: List[Literal["single_task", "multi_task"]] = dataclasses.field(
+        baselines: Annotated[List[Literal["single_task", "multi_task"]],
+                             Items(distinct=True, noun="variant")] = dataclasses.field(
             default_factory=lambda: list(BASELINES))
         head_dropout: Fraction = 0.1
 
-        def __post_init__(self):
-            if not self.tasks:
-                raise ConfigError("must list at least one task", field="tasks")
-            names = [t.name for t in self.tasks]
-            duplicates = sorted({n for n in names if names.count(n) > 1})
-            if duplicates:
-                raise ConfigError(f"task names must be unique, {duplicates} "
-                                  "appear twice", field="tasks")
-            if len(set(self.baselines)) != len(self.baselines):
-                raise ConfigError("lists a variant twice", field="baselines",
-                                  value=self.baselines)
 
     @classmethod
     def check_config(cls, config):

@@ -1,9 +1,11 @@
 import dataclasses
+from typing import Annotated
 from typing import List
 from typing import Literal
 from typing import Optional
 
 import kdplug
+from kdplug.config import Items
 from kdplug.config import MappingRef
 from kdplug.config import NonNegativeFloat
 from kdplug.config import PositiveFloat
@@ -119,7 +121,8 @@ class TinyBertMethod(kdplug.Method):
 
     @dataclasses.dataclass
     class Config:
-        stages: List[Literal[STAGES]] = dataclasses.field(
+        stages: Annotated[List[Literal[STAGES]],
+                          Items(min=1, distinct=True, noun="stage")] = dataclasses.field(
             default_factory=lambda: list(STAGES))
         mapping: MappingRef = "uniform"
         projection: Literal["shared", "per_layer"] = "shared"
@@ -140,14 +143,9 @@ class TinyBertMethod(kdplug.Method):
 
         def __post_init__(self):
             stages = list(self.stages)
-            if not stages:
-                raise ConfigError(f"must name at least one of {list(STAGES)}",
+            if stages != sorted(stages, key=STAGES.index):
+                raise ConfigError(f"must be in the order {', '.join(STAGES)}",
                                   field="stages", value=stages)
-            if len(set(stages)) != len(stages) or stages != sorted(
-                    stages, key=STAGES.index):
-                raise ConfigError(
-                    f"must be distinct and in the order {', '.join(STAGES)}",
-                    field="stages", value=stages)
             if (self.intermediate_stages() and self.embedding_weight == 0
                     and self.hidden_weight == 0 and self.attention_weight == 0):
                 raise ConfigError(

@@ -88,7 +88,7 @@ def test_registered_and_config_validates():
     e = error(lambda d: d["method"]["tasks"][1].update(num_classes=3))
     assert e.field == "method.tasks[1].num_classes" and e.value == 3
     e = error(lambda d: d["method"]["tasks"].append({"name": "movie_score"}))
-    assert e.field == "method.tasks" and "unique" in str(e) and "movie_score" in str(e)
+    assert e.field == "method.tasks" and "twice (movie_score)" in str(e)
     e = error(lambda d: d["method"].update(sampling_temperature=0))
     assert e.field == "method.sampling_temperature" and e.value == 0
     e = error(lambda d: d["teacher"].pop("finetune"))
