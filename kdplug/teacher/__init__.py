@@ -39,5 +39,6 @@ if TYPE_CHECKING:  # loaded on first use (`lazy_exports`)
     from kdplug.teacher.objectives import TokenClassificationObjective
     from kdplug.teacher.output_cache import TeacherCache
     from kdplug.teacher.pipeline import TeacherPipeline
+    from kdplug.teacher.teacher_source import TeacherSource
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__)

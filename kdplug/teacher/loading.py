@@ -11,8 +11,9 @@ from kdplug.errors import ConfigError
 from kdplug.models import BertClassifier
 from kdplug.models import HubTextClassifier
 from kdplug.models.saving import load_model
-from kdplug.teacher.pooling import resolve_pooling
-from kdplug.teacher.sources import check_source_folder
+from kdplug.teacher.teacher_source import HF_FOLDER
+from kdplug.teacher.teacher_source import KERAS_FILE
+from kdplug.teacher.teacher_source import TeacherSource
 
 log = logging.getLogger(__name__)
 
@@ -48,14 +49,13 @@ def load_teacher(teacher_cfg, num_classes, resolve_path=os.path.abspath,
     a kept head (trained on [CLS]) reads the mean only with
     `teacher.finetune`; a per-token head pools nothing (`cls`).
     """
-    source = resolve_source(teacher_cfg.source, resolve_path)
-    if source.endswith(".keras"):
+    found = TeacherSource.resolve(teacher_cfg.source, resolve_path)
+    source = found.path
+    if found.kind == KERAS_FILE:
         return _load_keras_file(teacher_cfg, source, num_classes, per_token,
                                 resolve_path)
-    if os.path.isdir(source):
-        check_source_folder(source)
-    pooling = _pooling(teacher_cfg, source, per_token)
-    task = _saved_classifier(source)
+    pooling = _pooling(teacher_cfg, found, per_token)
+    task = _saved_classifier(found)
     if task is not None:
         _check_kept_head_pooling(teacher_cfg, source, pooling)
         model = _tapped(task, num_classes, per_token, source, pooling)
@@ -102,7 +102,7 @@ def _load_keras_file(teacher_cfg, source, num_classes, per_token, resolve_path):
     if isinstance(model, keras_hub.models.TextClassifier):
         if model.preprocessor is not None:
             tokenizer = model.preprocessor.tokenizer
-        pooling = _pooling(teacher_cfg, source, per_token)
+        pooling = _pooling(teacher_cfg, TeacherSource.at(source), per_token)
         _check_kept_head_pooling(teacher_cfg, source, pooling)
         model = _tapped(model, num_classes, per_token, source, pooling)
     elif not hasattr(model, "taps"):
@@ -136,22 +136,20 @@ def _load_keras_file(teacher_cfg, source, num_classes, per_token, resolve_path):
     return model, tokenizer, source
 
 
-def _saved_classifier(source):
+def _saved_classifier(found):
     """The keras-hub text classifier saved in a preset folder (its
     `task.json` names one), or a Hugging Face folder's classifier with its
-    head; None for a backbone."""
-    if not os.path.isdir(source):
-        return None
-    task_file = os.path.join(source, "task.json")
-    if os.path.isfile(task_file):
+    head; None for a backbone (`found`: the `TeacherSource`)."""
+    source = found.path
+    if found.saves_task:
         try:
             return keras_hub.models.TextClassifier.from_preset(source, preprocessor=None)
         except Exception as e:  # keras-hub raises several types for bad presets
             raise ConfigError(
-                f"{task_file}: cannot load the keras-hub text classifier saved "
-                f"there: {e}", field="teacher.source") from None
-    if _is_keras_hub_preset(source):
-        return None  # a backbone preset: no head
+                f"{os.path.join(source, 'task.json')}: cannot load the keras-hub "
+                f"text classifier saved there: {e}", field="teacher.source") from None
+    if found.kind != HF_FOLDER:
+        return None  # a backbone preset or preset name: no head
     from kdplug.teacher.hf_heads import read_hf_classifier_head
 
     head = read_hf_classifier_head(source)
@@ -164,14 +162,6 @@ def _saved_classifier(source):
         backbone=backbone, num_classes=head.num_classes, preprocessor=None)
     apply_hf_head(task, head)
     return task
-
-
-def _is_keras_hub_preset(folder):
-    """Whether `folder` was written by keras-hub's `save_to_preset` (its
-    config.json names a Keras class) rather than Hugging Face."""
-    from kdplug.teacher.hf_heads import load_json_object
-
-    return "class_name" in load_json_object(os.path.join(folder, "config.json"))
 
 
 def _classifier_class(backbone):
@@ -211,10 +201,10 @@ def _new_head(backbone, num_classes, dropout, per_token, source, pooling="cls"):
     return model
 
 
-def _pooling(teacher_cfg, source, per_token):
-    """`teacher.pooling` resolved for `source` (`resolve_pooling`); a
-    per-token head (token classification) pools nothing and takes `cls`
-    (`auto` included; `mean` is refused)."""
+def _pooling(teacher_cfg, found, per_token):
+    """`teacher.pooling` resolved for the `TeacherSource` `found`
+    (`TeacherSource.pooling`); a per-token head (token classification)
+    pools nothing and takes `cls` (`auto` included; `mean` is refused)."""
     asked = getattr(teacher_cfg, "pooling", "cls")
     if per_token and asked == "mean":
         raise ConfigError(
@@ -223,10 +213,10 @@ def _pooling(teacher_cfg, source, per_token):
             field="teacher.pooling", value=asked)
     if per_token:
         return "cls"
-    pooling = resolve_pooling(asked, source)
+    pooling = found.pooling(asked)
     if asked == "auto" and pooling != "cls":
         log.info("teacher.pooling: auto: %s was trained with %s pooling; the "
-                 "sentence head reads the same", source, pooling)
+                 "sentence head reads the same", found.path, pooling)
     return pooling
 
 

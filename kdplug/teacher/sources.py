@@ -53,27 +53,15 @@ def check_source_folder(path):
 
 def source_has_head(path):
     """Whether a resolved teacher source comes with a classification head
-    (a `.keras` model, a keras-hub text classifier preset, a Hugging Face
-    `*ForSequenceClassification` folder), read from its files without
-    TensorFlow; False for a backbone, whose head only fine-tuning trains."""
-    if path.endswith(".keras"):
-        return True
-    if not os.path.isdir(path):
-        return False  # a keras-hub preset name: a backbone
-    if os.path.isfile(os.path.join(path, "task.json")):
-        return True
-    config = load_json_object(os.path.join(path, "config.json"))
-    return any(str(a).endswith("ForSequenceClassification")
-               for a in config.get("architectures") or ())
+    (`TeacherSource.has_head`)."""
+    from kdplug.teacher.teacher_source import TeacherSource
+
+    return TeacherSource.at(path).has_head
 
 
 def describe_source(path):
-    """A short description of a resolved source, for `kdplug validate`."""
-    if path.endswith(".keras"):
-        return f"{path} (a .keras model)"
-    if os.path.isdir(path):
-        check_source_folder(path)
-        return f"{path} (a model folder)"
-    if os.path.exists(path):
-        return path
-    return f"{path!r} (a keras-hub preset name; loaded from the local keras-hub cache)"
+    """A short description of a resolved source, for `kdplug validate`
+    (`TeacherSource.describe`)."""
+    from kdplug.teacher.teacher_source import TeacherSource
+
+    return TeacherSource.at(path).describe()
