@@ -109,9 +109,9 @@ def precision_policy(name):
 def resolve_jit_compile(value):
     """`training.jit_compile` as a bool: `"auto"` (as Keras' `compile`
     resolves it for TensorFlow) is XLA where a GPU or TPU is visible and
-    none on CPUs, where an XLA-compiled step is no faster (1.03-1.06x
-    either way, bench/length_buckets.py) and every new input width costs a
-    compilation (~6-20 s for the quickstart's models), which length buckets
+    none on CPUs, where an XLA-compiled train step is barely faster
+    (bench/length_buckets.py: 1.01-1.03x) and every new input width costs a
+    compilation (8-55 s for the quickstart's models), which length buckets
     multiply.
 
     Examples:
