@@ -111,6 +111,18 @@ ROWS = [EscapeRow(f"shipped/{base}", base) for base in SHIPPED] + [
               {**CLS, "training.warmup_ratio": 0.0}),
     EscapeRow("pkd_skip/init_teacher", "pkd_skip", "student.init: teacher",
               {"student.init": "teacher"}),
+] + [
+    # the shipped rows that escape late in their last stage's first epoch:
+    # TinyBERT's prediction stage (a narrow student after a short general
+    # distillation) and the BiLSTM (word embeddings learnt from scratch)
+    EscapeRow("tinybert/prediction_lr_3e-4", "tinybert",
+              "prediction stage learning rate 3e-4 (shipped: training's 1e-4)",
+              {"method.prediction_learning_rate": 3e-4}),
+    EscapeRow("tinybert/general_epochs_3", "tinybert",
+              "3 general-distillation epochs (shipped 1)",
+              {"method.general_epochs": 3}),
+    EscapeRow("bilstm/lr_3e-3", "bilstm", "learning rate 3e-3 (shipped 1e-3)",
+              {"training.learning_rate": 3e-3}),
 ]
 
 
