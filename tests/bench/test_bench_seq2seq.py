@@ -57,9 +57,9 @@ def test_set_changes_config_fields_and_names_the_result():
     assert seq2seq.budget_text(shrunk) == (
         "teacher at most 10 epochs, students 12 epochs; student.hidden_dim = 128, "
         "student.num_encoder_layers = 2, training.learning_rate = 0.001 "
-        "(changed from the config's 10 and 10 to fit a working session)")
+        "(changed from the config's 10 and 10 to fit a few CPU hours per seed)")
     assert seq2seq.budget_text({"epochs": 12}).endswith(
-        "students 12 epochs (changed from the config's 10 and 10 to fit a working session)")
+        "students 12 epochs (changed from the config's 10 and 10 to fit a few CPU hours per seed)")
 
 
 @pytest.mark.parametrize("option, message", [
