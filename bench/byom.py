@@ -144,7 +144,7 @@ def render(results):
     return "\n".join([
         "## Bring your own model: a keras-hub preset teacher, a keras-hub preset student",
         "",
-        "`python bench/byom.py` (issue #16): the quickstart's fine-tuned MiniLM-L6 "
+        "`python bench/byom.py`: the quickstart's fine-tuned MiniLM-L6 "
         "saved with `save_to_preset`, distilled from that folder with no "
         "`teacher.finetune`, the student exported as a keras-hub preset; "
         "accuracies measured by the run and, in a process that never imports "
