@@ -87,7 +87,10 @@ def test_a_hugging_face_folder_keeps_its_classifier_head(family, tmp_path):
     assert logits(model, tokenizer).shape == (len(TEXTS), 2)
 
 
-@pytest.mark.parametrize("family", fast_first(families.CLASSIFIER_FAMILIES))
+# slow: saving and reloading a whole keras-hub task took 22 s in one CI run
+# (1.3 s alone), over the fast tier's limit
+@pytest.mark.slow
+@pytest.mark.parametrize("family", families.CLASSIFIER_FAMILIES)
 def test_a_keras_file_of_a_keras_hub_classifier_brings_its_tokenizer(family, tmp_path):
     folder = families.write_tiny_preset(family, tmp_path / family, classifier=True)
     task = keras_hub.models.TextClassifier.from_preset(folder)
