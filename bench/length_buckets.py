@@ -101,6 +101,11 @@ ROLES = tuple(ROLE_MODELS)
 XLA = {"XLA": True, "no XLA": False}
 
 
+def text_inputs(x):
+    """A batch's model inputs without the `teacher/...` stand-ins."""
+    return {k: v for k, v in x.items() if "/" not in k}
+
+
 class _Forward:
     """A teacher's inference pass (the teacher-output precompute) behind the
     `train_on_batch` that `interleaved_rates` calls."""
@@ -110,7 +115,7 @@ class _Forward:
                                     jit_compile=jit_compile, reduce_retracing=True)
 
     def train_on_batch(self, x, y):
-        return self._forward({k: v for k, v in x.items() if "/" not in k})
+        return self._forward(text_inputs(x))
 
 
 def role_model(role, teacher_weights, jit_compile):
@@ -139,8 +144,7 @@ class _TeacherStep:
         self.teacher = teacher
 
     def train_on_batch(self, x, y):
-        return self.teacher.train_on_batch(
-            {k: v for k, v in x.items() if "/" not in k}, y)
+        return self.teacher.train_on_batch(text_inputs(x), y)
 
 
 def with_logits(batches, seed=0):

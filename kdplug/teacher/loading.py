@@ -52,7 +52,7 @@ def load_teacher(teacher_cfg, num_classes, resolve_path=os.path.abspath,
     found = TeacherSource.resolve(teacher_cfg.source, resolve_path)
     source = found.path
     if found.kind == KERAS_FILE:
-        return _load_keras_file(teacher_cfg, source, num_classes, per_token,
+        return _load_keras_file(teacher_cfg, found, num_classes, per_token,
                                 resolve_path)
     pooling = _pooling(teacher_cfg, found, per_token)
     task = _saved_classifier(found)
@@ -95,14 +95,16 @@ def load_classifier(source, num_classes, dropout=0.1, field="student.source"):
     return model, tokenizer
 
 
-def _load_keras_file(teacher_cfg, source, num_classes, per_token, resolve_path):
-    """A `.keras` teacher: a kdplug model, or a keras-hub text classifier."""
+def _load_keras_file(teacher_cfg, found, num_classes, per_token, resolve_path):
+    """A `.keras` teacher (the `TeacherSource` `found`): a kdplug model, or
+    a keras-hub text classifier."""
+    source = found.path
     model = load_model(source)  # any kdplug or plugin class
     tokenizer = None
     if isinstance(model, keras_hub.models.TextClassifier):
         if model.preprocessor is not None:
             tokenizer = model.preprocessor.tokenizer
-        pooling = _pooling(teacher_cfg, TeacherSource.at(source), per_token)
+        pooling = _pooling(teacher_cfg, found, per_token)
         _check_kept_head_pooling(teacher_cfg, source, pooling)
         model = _tapped(model, num_classes, per_token, source, pooling)
     elif not hasattr(model, "taps"):
