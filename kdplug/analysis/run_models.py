@@ -131,7 +131,7 @@ def load_run(run_dir, config_file=None, teacher=None, config=None, read_data=Tru
     """
     run_dir = os.path.abspath(run_dir)
     config = config or read_run_config(run_dir, config_file)
-    task = get_task(config.task)
+    task = get_task(config.task, config.data)
     # The fine-tuned teacher's cache key reads the data too.
     keyed = with_teacher and teacher is None and config.teacher.finetune is not None
     for key, value in (config.data.sources().items() if read_data or keyed else ()):

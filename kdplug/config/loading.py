@@ -377,6 +377,12 @@ def _check_task(config):
                     "cuts batches to their longest sentence, and per-token labels "
                     "are not cut with them yet; remove it for token classification",
                     config.file, field)
+    if config.task == "extractive_qa" and not config.data.text_pair_column:
+        raise ConfigError(
+            "extractive_qa reads a question (data.text_column), a context "
+            "(data.text_pair_column) and answers (data.label_column) from flat "
+            "rows; set data.text_pair_column (SQuAD's: context)",
+            config.file, "data.text_pair_column", None)
     if config.augment:
         raise ConfigError(
             f"augmentation labels its new examples as unlabelled classification "

@@ -53,11 +53,11 @@ class DataConfig:
 
     # What a label is (docs/tasks.md): `classification` (a class id or name),
     # `regression` (a number), `multi_label` (a list of class names or ids),
-    # `token_classification` (one tag per word); null: the method's first
-    # task kind (`Method.task_kinds`; classification for every built-in
+    # `token_classification` (one tag per word), `extractive_qa` (an answer
+    # span in a context); null: the method's first task kind (`Method.task_kinds`; classification for every built-in
     # method but cmlm-seq2seq).
     task: Optional[Literal["classification", "regression", "multi_label",
-                           "token_classification"]] = None
+                           "token_classification", "extractive_qa"]] = None
     path: Optional[str] = None
     train: Optional[str] = None
     dev: Optional[str] = None
@@ -83,6 +83,11 @@ class DataConfig:
     sequence_length: Annotated[int, Range(8, 4096)] = 64
     max_train_examples: Optional[PositiveInt] = None
     bad_rows: Literal["error", "skip"] = "error"
+    # extractive_qa: context tokens two consecutive windows of a long context
+    # share (Hugging Face's `stride`); null: a quarter of sequence_length.
+    window_overlap: Optional[NonNegativeInt] = None
+    # extractive_qa: the longest answer decoded, in tokens (run_squad's 30).
+    max_answer_length: PositiveInt = 30
 
     # The per-split keys and the split each one holds (`read_splits`' names).
     SPLIT_FILES = {"train": "train", "dev": "validation", "test": "test"}
@@ -90,7 +95,8 @@ class DataConfig:
     # out of cache keys and run settings while at these defaults, so cache
     # entries and run folders made before them stay valid.
     ADDED_DEFAULTS = {"train": None, "dev": None, "test": None, "quoting": "csv",
-                      "label_names": None, "task": None, "label_separator": "|"}
+                      "label_names": None, "task": None, "label_separator": "|",
+                      "window_overlap": None, "max_answer_length": 30}
 
     def __post_init__(self):
         self._check_sources()
@@ -243,11 +249,14 @@ class EvaluationConfig:
     METRICS = {"classification": ("accuracy", "f1_macro", "f1_micro", "mcc"),
                "regression": ("pearson", "spearman", "mse"),
                "multi_label": ("f1_micro", "f1_macro", "exact_match"),
-               "token_classification": ("entity_f1", "token_accuracy")}
+               "token_classification": ("entity_f1", "token_accuracy"),
+               "extractive_qa": ("f1", "exact_match", "has_answer_f1",
+                                 "no_answer_f1", "best_f1")}
     DEFAULTS = {"classification": ("accuracy",),
                 "regression": ("pearson", "spearman", "mse"),
                 "multi_label": ("f1_micro", "f1_macro"),
-                "token_classification": ("entity_f1", "token_accuracy")}
+                "token_classification": ("entity_f1", "token_accuracy"),
+                "extractive_qa": ("f1", "exact_match")}
 
     metrics: Optional[List[str]] = None
     latency_runs: Annotated[int, Range(1, 100_000)] = 30

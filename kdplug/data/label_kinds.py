@@ -1,6 +1,7 @@
 """Rows to `Examples`: the text column (and the pair's), and the label of
-one of four kinds (`LABEL_KINDS`): a class id or name, a finite number, a
-list of classes (multi-hot) or one tag per word (token classification).
+one of five kinds (`LABEL_KINDS`): a class id or name, a finite number, a
+list of classes (multi-hot), one tag per word (token classification) or an
+answer span in a context (extractive question answering).
 """
 
 import math
@@ -13,7 +14,7 @@ from kdplug.data.label_map import LabelMap
 from kdplug.data.row_files import at_row
 from kdplug.errors import DataError
 
-LABEL_KINDS = ("class", "float", "multi", "tags")
+LABEL_KINDS = ("class", "float", "multi", "tags", "span")
 
 
 def label_map_for(cfg, train, label_kind, source):
@@ -21,6 +22,8 @@ def label_map_for(cfg, train, label_kind, source):
     `tables.Table`) of kind `label_kind`: class ids or names (`class`), a
     list of them per row (`multi`), one tag per word (`tags`); None for
     numbers (`float`), which take no `data.label_names`."""
+    if label_kind == "span":
+        return None  # answers are spans of text, no classes
     if label_kind == "class":
         return LabelMap.resolve(
             cfg, [row.get(cfg.label_column) for _, row in train.rows],
@@ -42,6 +45,8 @@ def rows_to_examples(rows, cfg, path, label_kind="class", label_map=None):
     """`Examples` of one file's `(where, row)` pairs read with the data
     section `cfg` (columns, label kind, the label map of class names);
     errors name `path` and the row."""
+    if label_kind == "span":
+        return _question_rows(rows, cfg, path)
     texts, pairs, labels = [], [], []
     skipped = 0
     for where, row in rows:
@@ -87,6 +92,28 @@ def rows_to_examples(rows, cfg, path, label_kind="class", label_map=None):
         pairs if cfg.text_pair_column else None,
         source=path,
     )
+
+
+def _question_rows(rows, cfg, path):
+    """`Examples` of question answering rows (`kdplug.data.qa_examples`:
+    SQuAD documents, or flat rows whose question, context and answers are
+    `data.text_column`, `data.text_pair_column` and `data.label_column`):
+    texts are the questions, pairs the contexts, labels an object array of
+    the `QAExample`s, cut into windows once the teacher's tokenizer is
+    known (`kdplug.tasks.ExtractiveQATask.prepare`)."""
+    from kdplug.data.squad_examples import qa_examples
+
+    rows = list(rows)
+    examples = qa_examples(
+        [row for _, row in rows], path,
+        columns=(cfg.text_column, cfg.text_pair_column, cfg.label_column),
+        places=[f"line {where}" if isinstance(where, int) else str(where)
+                for where, _ in rows])
+    if not examples:
+        raise DataError(f"{path}: no questions")
+    labels = np.array(examples + [None], dtype=object)[:-1]
+    return Examples([e.question for e in examples], labels,
+                    [e.context for e in examples], source=path)
 
 
 def text_field(row, column, at):

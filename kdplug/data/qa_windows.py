@@ -15,6 +15,7 @@ the whole word (its first piece to its last piece); the decoded text is then
 the whole word. No TensorFlow here: `tokenize` is any callable.
 """
 
+import bisect
 import dataclasses
 
 import numpy as np
@@ -43,6 +44,9 @@ class QAWindows:
         offsets: int32 (windows, sequence_length, 2), each token's
             (char_start, char_end) in its context; (-1, -1) outside the
             context part.
+        context_spans: int32 (windows, 3), the window's context part as
+            (char_start, char_end, first word index) of the context: the
+            window's text is `context[char_start:char_end]`.
 
     Examples:
         >>> w = qa_windows([], lambda text, i: [], 8, 2, cls_id=1, sep_id=2)
@@ -57,6 +61,7 @@ class QAWindows:
     end_positions: np.ndarray
     example_index: np.ndarray
     offsets: np.ndarray
+    context_spans: np.ndarray
 
     def inputs(self):
         """The keras-hub backbone inputs as a dict of arrays."""
@@ -120,8 +125,13 @@ def _answer_words(words, char_start, char_end):
     return (hit[0], hit[-1]) if hit else (None, None)
 
 
+def _word_start_at_or_before(word_starts, piece):
+    """The last word's first piece at or before `piece`."""
+    return word_starts[bisect.bisect_right(word_starts, piece) - 1]
+
+
 def qa_windows(examples, tokenize, sequence_length, stride, cls_id, sep_id,
-               pad_id=0):
+               pad_id=0, whole_words=False):
     """Split examples into windows of model inputs.
 
     Args:
@@ -137,13 +147,21 @@ def qa_windows(examples, tokenize, sequence_length, stride, cls_id, sep_id,
         cls_id: the [CLS] (or <s>) id.
         sep_id: the [SEP] (or </s>) id.
         pad_id: the padding id.
+        whole_words: windows start and end at word boundaries (a word
+            longer than a whole window is the only one cut): each window's
+            context part is then a slice of the context text
+            (`context_spans`) that a tokenizer given that slice splits into
+            the same pieces, which is how a run feeds windows to its
+            models. False: windows cut between any two pieces (run_squad's
+            `doc_stride`).
 
     Returns:
         A `QAWindows`.
 
     Raises:
-        DataError: a question leaves no room for a context token (names its
-            id), or stride is negative.
+        DataError: a question leaves no room for a context token, or
+            `stride` leaves a window no new one (names its id); a negative
+            stride.
 
     Examples:
         >>> from kdplug.data.squad_examples import QAExample
@@ -167,6 +185,12 @@ def qa_windows(examples, tokenize, sequence_length, stride, cls_id, sep_id,
                 f": {len(question)} tokens leave no room for the context in a "
                 f"sequence of {sequence_length}; shorten it or raise "
                 f"sequence_length")
+        if stride >= room:
+            raise DataError(
+                f"question {example.id!r} ({example.row or 'row ' + str(index + 1)})"
+                f": windows would overlap by {stride} tokens and hold only {room} "
+                f"context tokens each; lower the overlap (data.window_overlap) "
+                f"below {room} or raise sequence_length")
         words = context_words(example.context)
         pieces, spans, first_piece, last_piece = [], [], [], []
         for k, (word, start, end) in enumerate(words):
@@ -182,9 +206,14 @@ def qa_windows(examples, tokenize, sequence_length, stride, cls_id, sep_id,
             if first is not None and last_piece[last] >= first_piece[first]:
                 answer = (first_piece[first], last_piece[last])
         step = max(1, room - stride)
+        word_starts = first_piece + [len(pieces)]
         window_start = 0
         while True:
             length = min(room, len(pieces) - window_start)
+            if whole_words:
+                end = _word_start_at_or_before(word_starts, window_start + length)
+                if end > window_start:
+                    length = end - window_start
             context_ids = pieces[window_start:window_start + length]
             ids = [cls_id, *question, sep_id, *context_ids, sep_id]
             real = len(ids)
@@ -206,9 +235,18 @@ def qa_windows(examples, tokenize, sequence_length, stride, cls_id, sep_id,
             rows["end_positions"].append(end)
             rows["example_index"].append(index)
             rows["offsets"].append(token_offsets)
+            window_spans = spans[window_start:window_start + length] or [(0, 0)]
+            rows["context_spans"].append(
+                (window_spans[0][0], window_spans[-1][1],
+                 bisect.bisect_right(first_piece, window_start) - 1))
             if window_start + length >= len(pieces):
                 break
-            window_start += step
+            following = window_start + step
+            if whole_words:
+                snapped = _word_start_at_or_before(word_starts, following)
+                following = (snapped if snapped > window_start else
+                             word_starts[bisect.bisect_right(word_starts, window_start)])
+            window_start = following
     return QAWindows(
         token_ids=np.asarray(rows["token_ids"], "int32").reshape(-1, sequence_length),
         segment_ids=np.asarray(rows["segment_ids"], "int32").reshape(-1, sequence_length),
@@ -216,4 +254,5 @@ def qa_windows(examples, tokenize, sequence_length, stride, cls_id, sep_id,
         start_positions=np.asarray(rows["start_positions"], "int32"),
         end_positions=np.asarray(rows["end_positions"], "int32"),
         example_index=np.asarray(rows["example_index"], "int32"),
-        offsets=np.asarray(rows["offsets"], "int32").reshape(-1, sequence_length, 2))
+        offsets=np.asarray(rows["offsets"], "int32").reshape(-1, sequence_length, 2),
+        context_spans=np.asarray(rows["context_spans"], "int32").reshape(-1, 3))

@@ -45,7 +45,8 @@ def read_rows(path, fmt="auto", quoting="csv", field="data.path"):
     """`[(line_number, {column: value})]` of every data row of a text file.
 
     Args:
-        path: a TSV, CSV or JSONL file.
+        path: a TSV, CSV or JSONL file; a `.json` file holding one JSON
+            document (an object, or a list of objects) gives its object(s).
         fmt: `tsv`, `csv`, `jsonl` or `auto` (from the extension).
         quoting: TSV / CSV: `csv` (a field that starts with `"` is quoted
             and may hold delimiters and line breaks; `""` inside is one
@@ -71,6 +72,10 @@ def read_rows(path, fmt="auto", quoting="csv", field="data.path"):
             raise DataError(f"{path}:{i}: not valid UTF-8 ({e.reason} at byte {e.start})") from None
     if decoded and decoded[0].startswith("\ufeff"):
         decoded[0] = decoded[0][1:]  # a byte-order mark
+    if fmt == "jsonl" and path.lower().endswith(".json"):
+        document = _json_document("\n".join(decoded))
+        if document is not None:
+            return document
     if fmt == "jsonl":
         rows = []
         for i, line in enumerate(decoded, start=1):
@@ -104,6 +109,22 @@ def read_rows(path, fmt="auto", quoting="csv", field="data.path"):
             raise DataError(f"{path}:{i}: {len(values)} fields, header has {len(header)}")
         rows.append((i, dict(zip(header, values))))
     return rows
+
+
+def _json_document(text):
+    """The rows of a `.json` file that holds one JSON document: an object
+    (one row, e.g. a SQuAD file `{"version", "data"}`) or a list of objects
+    (one row each, numbered from 1); None when it is not one document (JSON
+    lines, read line by line)."""
+    try:
+        document = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except (json.JSONDecodeError, DuplicateKey):
+        return None
+    if isinstance(document, dict):
+        return [(1, document)]
+    if isinstance(document, list) and all(isinstance(row, dict) for row in document):
+        return list(enumerate(document, start=1))
+    return None
 
 
 def _csv_records(path, lines, delimiter, quoting):

@@ -5,12 +5,14 @@ Face `squad` uses (`id`, `question`, `context`, `answers` with `text` and
 
 import dataclasses
 import json
+import numbers
 
 from kdplug.errors import DataError
 
 __all__ = ["QAExample", "qa_examples", "qa_summary", "read_squad_json"]
 
 _SHOWN = 5  # offset mismatches listed in the error
+FLAT_COLUMNS = ("question", "context", "answers")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,17 +76,27 @@ def _nested(rows):
                            paragraph.get("context"))
 
 
-def _flat(rows):
+def _flat(rows, columns, places):
+    question, context, answers_column = columns
     for r, row in enumerate(rows):
-        answers = row.get("answers") or {"text": [], "answer_start": []}
-        qa = {"id": row.get("id"), "question": row.get("question"),
+        answers = row.get(answers_column) or {"text": [], "answer_start": []}
+        if not isinstance(answers, dict):  # one answer per row's list, SQuAD style
+            answers = {"text": [a.get("text") for a in answers],
+                       "answer_start": [a.get("answer_start") for a in answers]}
+        qa = {"id": row.get("id"), "question": row.get(question),
               "is_impossible": row.get("is_impossible"),
-              "answers": [{"text": t, "answer_start": s} for t, s in zip(
-                  answers.get("text", []), answers.get("answer_start", []))]}
-        yield f"row {r + 1}", qa, row.get("context")
+              "answers": [{"text": t, "answer_start": _integer(s)} for t, s in zip(
+                  list(answers.get("text", [])), list(answers.get("answer_start", [])))]}
+        yield places[r] if places else f"row {r + 1}", qa, row.get(context)
 
 
-def qa_examples(rows, file):
+def _integer(value):
+    """A whole number as `int` (NumPy's too, as Parquet gives them); other
+    values unchanged, for the offset check to refuse."""
+    return int(value) if isinstance(value, numbers.Integral) else value
+
+
+def qa_examples(rows, file, columns=FLAT_COLUMNS, places=None):
     """Question answering examples from rows of either SQuAD form.
 
     Args:
@@ -93,6 +105,11 @@ def qa_examples(rows, file):
             `question`, `context`, `answers`={"text": [...],
             "answer_start": [...]}, optional `is_impossible`).
         file: the file name, for errors.
+        columns: the flat rows' (question, context, answers) columns
+            (`data.text_column`, `data.text_pair_column`,
+            `data.label_column`); SQuAD's own keys by default.
+        places: where each row is, for errors (e.g. `"line 3"`); `row N`
+            by default.
 
     Returns:
         A list of `QAExample`. A question without answers is unanswerable
@@ -116,7 +133,7 @@ def qa_examples(rows, file):
     if not all(isinstance(r, dict) for r in rows):
         raise DataError(f"{file}: each row must be an object")
     examples, seen, mismatches = [], {}, []
-    for label, qa, context in (_nested(rows) if nested else _flat(rows)):
+    for label, qa, context in (_nested(rows) if nested else _flat(rows, columns, places)):
         qid = qa.get("id")
         where = f"{file}: {label}" + (f" (id {qid!r})" if qid is not None else "")
         if qid is None or str(qid) == "":

@@ -21,24 +21,30 @@ TOKEN_TAPS = ("embeddings", "hidden/")
 ATTENTION_TAPS = ("attention/", "attention_scores/")
 
 
-def token_axes(tap):
+def token_axes(tap, rank=None):
     """The axes of teacher tap `tap` that run over the token positions.
 
     Args:
         tap: a tap name (`logits`, `hidden/3`, `attention_scores/2`, ...).
+        rank: the tap's rank with the batch axis, when known: `logits` of
+            rank 3 are per-token (`(batch, seq, outputs)`: token
+            classification, extractive QA's start and end).
 
     Returns:
-        `(1,)` for `embeddings` and `hidden/<i>`, `(2, 3)` for
-        `attention/<i>` and `attention_scores/<i>`, `()` for everything else
-        (per-example taps: `logits`, `pooled`, `cls/<i>`, and any tap kdplug
-        does not know, which is never cut).
+        `(1,)` for `embeddings`, `hidden/<i>` and per-token `logits`,
+        `(2, 3)` for `attention/<i>` and `attention_scores/<i>`, `()` for
+        everything else (per-example taps: `logits`, `pooled`, `cls/<i>`,
+        and any tap kdplug does not know, which is never cut).
 
     Examples:
 
     >>> token_axes("hidden/2"), token_axes("attention_scores/1"), token_axes("logits")
     ((1,), (2, 3), ())
+    >>> token_axes("logits", rank=3)
+    (1,)
     """
-    if tap == TOKEN_TAPS[0] or tap.startswith(TOKEN_TAPS[1]):
+    if (tap == TOKEN_TAPS[0] or tap.startswith(TOKEN_TAPS[1])
+            or (tap == "logits" and rank == 3)):
         return (1,)
     if tap.startswith(ATTENTION_TAPS):
         return (2, 3)
@@ -114,8 +120,8 @@ def trim_to_longest(features, multiple=8, groups=keys.PADDED_GROUPS):
     if keys.PADDING_MASK in lengths:
         length = lengths[keys.PADDING_MASK]
         for tap in keys.teacher_taps(features):
-            axes = token_axes(tap)
             key = keys.teacher_key(tap)
+            axes = token_axes(tap, len(features[key].shape))
             if axes == (1,):
                 out[key] = out[key][:, :length]
             elif axes == (2, 3):

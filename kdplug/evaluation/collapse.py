@@ -42,7 +42,11 @@ def collapse_check(label_kind, outputs, labels):
     Args:
         label_kind: the task's `label_kind`: `"class"` (logits `(n, C)`,
             class ids), `"tags"` (logits `(n, T, C)`, ids, `< 0` ignored),
-            `"float"` (values) or `"multi"` (logits `(n, L)`, 0/1 labels).
+            `"float"` (values), `"multi"` (logits `(n, L)`, 0/1 labels)
+            or `"span"` (start and end logits `(n, T, 2)`, window labels
+            `(n, 4)` whose first column is the gold start token: collapsed
+            when one start position wins for nearly every window while the
+            gold starts are spread out, e.g. "no answer" everywhere).
         outputs: the model's outputs on the split (numpy).
         labels: the gold labels (numpy).
 
@@ -60,7 +64,9 @@ def collapse_check(label_kind, outputs, labels):
     True
     """
     outputs, labels = np.asarray(outputs), np.asarray(labels)
-    if label_kind in ("class", "tags"):
+    if label_kind == "span":  # the start position plays the class
+        outputs, labels = outputs[..., 0], labels[:, 0]
+    if label_kind in ("class", "tags", "span"):
         keep = labels.reshape(-1) >= 0
         predicted = outputs.reshape(-1, outputs.shape[-1]).argmax(-1)[keep]
         gold = labels.reshape(-1)[keep]
@@ -70,9 +76,10 @@ def collapse_check(label_kind, outputs, labels):
         top, pred_share = int(counts.argmax()), counts.max() / len(predicted)
         label_share = np.bincount(gold).max() / len(gold)
         collapsed = pred_share >= MIN_PREDICTION_SHARE and label_share <= MAX_LABEL_SHARE
+        what = "starts answers at token" if label_kind == "span" else "predicts class"
         return {"checked": True, "collapsed": bool(collapsed),
                 "prediction_share": float(pred_share), "label_share": float(label_share),
-                "text": f"predicts class {top} for {pred_share:.1%} of the examples "
+                "text": f"{what} {top} for {pred_share:.1%} of the examples "
                         f"(the largest gold class: {label_share:.1%})"}
     if label_kind == "float":
         outputs, labels = outputs.reshape(-1), labels.reshape(-1)

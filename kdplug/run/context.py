@@ -131,7 +131,7 @@ class RunContext:
         method's own kind that has none (e.g. seq2seq)."""
         if not hasattr(self, "_task"):
             kind = self.config.task
-            self._task = get_task(kind) if kind in TASKS else None
+            self._task = get_task(kind, self.config.data) if kind in TASKS else None
         return self._task
 
     def student_kind(self):

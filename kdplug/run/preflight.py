@@ -34,6 +34,7 @@ from kdplug.config.sources import resolve_source
 from kdplug.data.readers import IN_MEMORY
 from kdplug.data.readers import TFDS_PREFIX
 from kdplug.data.readers import read_splits
+from kdplug.data.squad_examples import qa_summary
 from kdplug.errors import ConfigError
 from kdplug.errors import KdplugError
 from kdplug.errors import config_error
@@ -151,6 +152,10 @@ def _describe(examples, label_kind, names=None):
                            for c, n in tags.most_common(3))
         return (f"{len(labels)} sentences ({sum(tags.values())} words; "
                 f"most frequent tags {common})")
+    if label_kind == "span":  # questions, before they are cut into windows
+        counts = qa_summary(list(labels))
+        return (f"{counts['examples']} questions ({counts['answerable']} answerable, "
+                f"{counts['unanswerable']} unanswerable; {counts['contexts']} contexts)")
     if label_kind != "class":
         return f"{len(labels)} (targets {labels.min():g} to {labels.max():g})"
     counts = collections.Counter(int(v) for v in labels)
@@ -275,7 +280,7 @@ def check_build(config, plugin_manager=None):
     if config.task not in TASKS:
         return []
     build_augmenters(config, plugin_manager.augmenters)
-    method.task = get_task(config.task)
+    method.task = get_task(config.task, config.data)
     teacher, tokenizer, _ = load_teacher(
         config.teacher, method.task.num_outputs(config.data), config.resolve_path,
         **method.task.head_options())

@@ -96,7 +96,7 @@ def _label_map(cfg, table, label_kind, label_names, run):
     """The run's classes as a `LabelMap` for this file's values: names (or
     their ids, when every value is an id and none a name) for a run with
     names, ids otherwise (a name is then an error)."""
-    if label_kind == "float":
+    if label_kind in ("float", "span"):  # numbers, answer spans: no classes
         return None
     column = cfg.label_column
     values = [(where, value) for where, row in table.rows

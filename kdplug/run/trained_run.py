@@ -66,7 +66,7 @@ class TrainedRun:
         self.run_dir = os.path.abspath(run_dir)
         self.roles = tuple(roles)
         self.config = read_run_config(self.run_dir)
-        self.task = get_task(self.config.task)
+        self.task = get_task(self.config.task, self.config.data)
         self._check_single_task()
         if "teacher" in self.roles:
             self._check_teacher()
@@ -143,7 +143,13 @@ class TrainedRun:
         - regression: `{"text", "value"}` (the model's raw output);
         - token_classification: `{"text", "words", "tags"}`, one tag per
           word (the argmax on its first word piece; None for a word beyond
-          `data.sequence_length`).
+          `data.sequence_length`);
+        - extractive_qa: `{"text", "pair", "answer", "start", "end",
+          "score", "null_score"}`: the question, the context, the best span
+          over every window of the context (`"answer" ==
+          pair[start:end]`; "" with start -1 when no span fits), its start
+          + end logit and the "no answer" score (SQuAD v2.0 answers ""
+          when `null_score > score`).
 
         A class is its name when the run has names, else its id (a string
         key in `probabilities`, as JSON writes it). With `pairs`, each
@@ -161,6 +167,8 @@ class TrainedRun:
         texts = list(texts)
         if self.task.label_kind == "tags":
             return self._predict_tags(texts, role, batch_size)
+        if self.task.label_kind == "span":
+            return self._predict_spans(texts, pairs, role, batch_size)
         outputs, _ = self.outputs(role, self.dataset(self.examples(texts, pairs),
                                                      batch_size, roles=[role]))
         records = []
@@ -269,6 +277,27 @@ class TrainedRun:
                  "tags": word_tags(outputs[i], aligned.labels[i], len(example),
                                    self.label)}
                 for i, (text, example) in enumerate(zip(texts, words))]
+
+    def _predict_spans(self, questions, contexts, role, batch_size):
+        """Extractive QA: each question's answer in its context (see
+        `predict`)."""
+        from kdplug.data.squad_examples import QAExample
+
+        asked = [QAExample(str(i), question, context)
+                 for i, (question, context) in enumerate(zip(questions, contexts))]
+        windows = self.task.windows(asked, self.models.encoder)
+        outputs, labels = self.outputs(
+            role, self.dataset(windows, batch_size, roles=[role]))
+        answers = self.task.answers(outputs, labels)
+        records = []
+        for example in asked:
+            answer = answers[example.id]
+            end = answer.char_start + len(answer.text) if answer.char_start >= 0 else -1
+            records.append({"text": example.question, "pair": example.context,
+                            "answer": answer.text, "start": answer.char_start,
+                            "end": end, "score": answer.score,
+                            "null_score": answer.null_score})
+        return records
 
     def _check_single_task(self):
         """A method with its own runner (several tasks, a sequence-to-sequence

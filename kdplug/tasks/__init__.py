@@ -12,21 +12,23 @@ terms = [task.soft_term(2.0, weight=0.5), task.hard_term(weight=0.5)]
 
 from kdplug.errors import did_you_mean
 from kdplug.tasks.classification import ClassificationTask
+from kdplug.tasks.extractive_qa import ExtractiveQATask
 from kdplug.tasks.multi_label import MultiLabelTask
 from kdplug.tasks.regression import RegressionTask
 from kdplug.tasks.task import Task
 from kdplug.tasks.token_classification import TokenClassificationTask
 
 TASKS = {cls.name: cls for cls in (ClassificationTask, RegressionTask, MultiLabelTask,
-                                   TokenClassificationTask)}
+                                   TokenClassificationTask, ExtractiveQATask)}
 
 
-def get_task(name):
-    """The `Task` of a task kind name (`data.task`)."""
+def get_task(name, data=None):
+    """The `Task` of a task kind name (`data.task`); `data`: the run's
+    `DataConfig`, for kinds with options of their own."""
     if name not in TASKS:
         raise KeyError(f"unknown task kind {name!r}{did_you_mean(name, list(TASKS))}; "
                        f"known: {', '.join(TASKS)}")
-    return TASKS[name]()
+    return TASKS[name](data)
 
 
 def task_objective(config):
@@ -39,5 +41,5 @@ def task_objective(config):
     return get_task(config.task if config.task in TASKS else "classification").objective()
 
 
-__all__ = ["ClassificationTask", "MultiLabelTask", "RegressionTask", "TASKS", "Task",
+__all__ = ["ClassificationTask", "ExtractiveQATask", "MultiLabelTask", "RegressionTask", "TASKS", "Task",
            "TokenClassificationTask", "get_task", "task_objective"]

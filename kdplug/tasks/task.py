@@ -35,6 +35,11 @@ class Task:
     # The names of `keras_metrics()` (logged by Keras, `val_<name>` included).
     compiled_metrics: ClassVar[tuple] = ()
 
+    def __init__(self, data=None):
+        # The run's `DataConfig`, for kinds with options of their own
+        # (extractive QA's windows); None outside a run.
+        self.data = data
+
     def num_outputs(self, data):
         """The head's width for a `DataConfig`."""
         return data.num_classes
@@ -82,3 +87,15 @@ class Task:
         unset)."""
         names = evaluation.for_kind(self.name)
         return [self.primary, *(name for name in names if name != self.primary)]
+
+
+def require_per_token_student(student, kind, why):
+    """Raises `KdplugError` unless `student` (built by the student kind
+    `kind`) gives one prediction per word piece (`per_token`); `why` says
+    what the task needs it for."""
+    if not getattr(student, "per_token", False):
+        from kdplug.errors import KdplugError
+
+        raise KdplugError(
+            f"student.kind {kind!r} built a {type(student).__name__} with one "
+            f"prediction per sentence; {why}: use student.kind truncated or narrow")

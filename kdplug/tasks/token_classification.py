@@ -3,6 +3,7 @@ import numpy as np
 from kdplug.data.examples import Examples
 from kdplug.errors import DataError
 from kdplug.tasks.task import Task
+from kdplug.tasks.task import require_per_token_student
 
 
 class TokenClassificationTask(Task):
@@ -44,13 +45,8 @@ class TokenClassificationTask(Task):
         return {"per_token": True}
 
     def check_student(self, student, kind):
-        if not getattr(student, "per_token", False):
-            from kdplug.errors import KdplugError
-
-            raise KdplugError(
-                f"student.kind {kind!r} built a {type(student).__name__} with one "
-                "prediction per sentence; token classification needs one per word "
-                "piece: use student.kind truncated or narrow")
+        require_per_token_student(student, kind, "token classification needs "
+                                  "one per word piece")
 
     def objective(self):
         from kdplug.teacher.objectives import TokenClassificationObjective

@@ -148,6 +148,44 @@ class TokenClassificationObjective:
         return info
 
 
+class ExtractiveQAObjective:
+    """The mean of the answer start and end cross-entropies per window
+    (BERT's SQuAD loss, `kdplug.terms.span_positions.span_cross_entropy`);
+    validation F1 and exact match.
+
+    Args:
+        task: the run's `ExtractiveQATask` (it knows the windows' questions).
+    """
+
+    name = "extractive_qa"
+    validation_metrics = ("f1", "exact_match")
+
+    def __init__(self, task):
+        self.task = task
+
+    def key(self, base_key):
+        return fingerprint({"teacher": base_key, "objective": "span_ce"})
+
+    def loss(self):
+        from kdplug.terms.span_cross_entropy_loss import SpanCrossEntropyLoss
+
+        return SpanCrossEntropyLoss()
+
+    def metrics(self):
+        return []
+
+    def scores(self):
+        return list(self.validation_metrics), self.task.metrics
+
+    def info(self, history, teacher, val_ds):
+        info = {"train_ce": float(history["loss"][-1]), "validation": None}
+        if val_ds is not None:
+            outputs, labels = predict_outputs(teacher, val_ds)
+            info["validation"] = self.task.metrics(list(self.validation_metrics),
+                                                   outputs, labels)
+        return info
+
+
 OBJECTIVES = {cls.name: cls for cls in (
     ClassificationObjective, RegressionObjective, MultiLabelObjective,
-    TokenClassificationObjective)}
+    TokenClassificationObjective, ExtractiveQAObjective)}

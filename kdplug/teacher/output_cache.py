@@ -650,14 +650,14 @@ def pad_tap(value, tap, length):
 
     Returns:
         `value` padded to `length` on every token axis (unchanged for
-        per-example taps such as `logits`).
+        per-example taps such as a sentence's `logits`).
 
     Examples:
 
     >>> pad_tap(np.ones((1, 2, 3)), "hidden/1", 4)[0, :, 0].tolist()
     [1.0, 1.0, 0.0, 0.0]
     """
-    axes = token_axes(tap)
+    axes = token_axes(tap, value.ndim)
     if not axes:
         return value
     widths = [(0, 0)] * value.ndim

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from kdplug.terms.projected_hidden_mse import ProjectedHiddenMSE
     from kdplug.terms.soft_target_binary_cross_entropy import SoftTargetBinaryCrossEntropy
     from kdplug.terms.soft_target_cross_entropy import SoftTargetCrossEntropy
+    from kdplug.terms.span_hard_cross_entropy import SpanHardCrossEntropy
+    from kdplug.terms.span_soft_cross_entropy import SpanSoftCrossEntropy
     from kdplug.terms.term import Term
     from kdplug.terms.term import label_mask
     from kdplug.terms.token_hard_cross_entropy import TokenHardCrossEntropy

@@ -78,7 +78,8 @@ class DistilBertMethod(kdplug.Method):
     description = "DistilBERT: soft CE + cosine hidden (+ MLM on unlabelled text)"
     default_student = {"kind": "truncated", "layers": "every_other",
                        "init": "pretrained"}
-    task_kinds = ("classification", "regression", "multi_label", "token_classification")
+    task_kinds = ("classification", "regression", "multi_label", "token_classification",
+                  "extractive_qa")
     path_fields = ("general_corpus",)
 
     @dataclasses.dataclass

@@ -34,7 +34,8 @@ class KDMethod(kdplug.Method):
     name = "kd"
     description = "Hinton soft targets (or logit MSE) + hard labels"
     default_student = {"kind": "truncated", "layers": "every_other"}
-    task_kinds = ("classification", "regression", "multi_label", "token_classification")
+    task_kinds = ("classification", "regression", "multi_label", "token_classification",
+                  "extractive_qa")
 
     @dataclasses.dataclass
     class Config:

@@ -61,7 +61,8 @@ class PKDMethod(kdplug.Method):
     description = "Patient KD (PKD-Skip / PKD-Last): soft + hard + normalised [CLS]"
     default_student = {"kind": "truncated", "layers": "first_k", "num_layers": 3,
                        "init": "pretrained"}
-    task_kinds = ("classification", "regression", "multi_label", "token_classification")
+    task_kinds = ("classification", "regression", "multi_label", "token_classification",
+                  "extractive_qa")
 
     @dataclasses.dataclass
     class Config:

@@ -116,7 +116,8 @@ class TinyBertMethod(kdplug.Method):
     description = ("TinyBERT: embedding + hidden (projected) + attention-score MSE, "
                    "then soft CE; general and task stages")
     default_student = {"kind": "narrow"}
-    task_kinds = ("classification", "regression", "multi_label", "token_classification")
+    task_kinds = ("classification", "regression", "multi_label", "token_classification",
+                  "extractive_qa")
     path_fields = ("general_corpus",)
 
     @dataclasses.dataclass

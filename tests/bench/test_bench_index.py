@@ -13,7 +13,7 @@ from conftest import ROOT
 from conftest import load_bench_script
 
 MARKER = re.compile(r"<!-- ([a-z0-9_-]+):start -->")
-LIBRARIES = {"verdicts.py", "build_task_data.py"}  # write no section
+LIBRARIES = {"verdicts.py", "build_task_data.py", "build_qa_data.py"}  # write no section
 # benchlib's helpers that add `--write-docs` to a script's options
 FLAG_HELPERS = ("add_write_docs_argument", "add_single_run_arguments",
                 "add_measurement_arguments")

@@ -96,3 +96,31 @@ def test_inputs_are_backbone_keys():
     ex = QAExample("q", "who", "the cat", (("cat", 4),))
     inputs = qa_windows([ex], wordpiece, 8, 0, CLS, SEP).inputs()
     assert sorted(inputs) == ["padding_mask", "segment_ids", "token_ids"]
+
+
+def test_whole_word_windows_never_cut_a_word():
+    # pieces: the cat ##s sat; question 1 piece, length 6 -> room 2.
+    ex = QAExample("q", "who", "the cats sat", (("cats", 4),))
+    cut = qa_windows([ex], wordpiece, 6, 0, CLS, SEP)
+    assert cut.token_ids[0].tolist() == [1, 10, 2, 12, 13, 2]  # "cats" cut
+    w = qa_windows([ex], wordpiece, 6, 0, CLS, SEP, whole_words=True)
+    # window 0 stops before "cats" (2 pieces would pass room); step 2 from
+    # piece 0 lands inside "cats" (piece 2) and snaps back to its start (1)
+    assert w.token_ids.tolist() == [[1, 10, 2, 12, 2, 0],
+                                    [1, 10, 2, 13, 17, 2],
+                                    [1, 10, 2, 14, 2, 0]]
+    assert w.context_spans.tolist() == [[0, 3, 0], [4, 8, 1], [9, 12, 2]]
+    # the answer lies whole in window 1 only
+    assert w.start_positions.tolist() == [0, 3, 0]
+    assert w.end_positions.tolist() == [0, 4, 0]
+    # each window's text is a slice of the context tokenized alike
+    for row, (start, end, _) in zip(w.token_ids, w.context_spans):
+        assert wordpiece(ex.context[start:end], 0) == [
+            int(i) for i in row[3:] if i not in (0, SEP)]
+
+
+def test_an_overlap_as_long_as_the_window_names_the_question():
+    ex = QAExample("q7", "who", "the cat sat on a", (("on", 12),), row="line 3")
+    with pytest.raises(DataError, match=r"'q7' \(line 3\): windows would overlap by 4 "
+                                        r"tokens and hold only 4"):
+        qa_windows([ex], wordpiece, 8, 4, CLS, SEP)

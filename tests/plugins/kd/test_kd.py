@@ -73,11 +73,13 @@ def test_terms_take_the_task_kinds_form():
     soft, hard = terms(task="regression")
     assert isinstance(soft, LogitMSE) and isinstance(hard, HardLabelMSE)
     assert set(KDMethod.task_kinds) == {
-        "classification", "regression", "multi_label", "token_classification"}
+        "classification", "regression", "multi_label", "token_classification",
+        "extractive_qa"}
 
 
 def test_shipped_kd_configs_validate():
-    for name in ("quickstart", "regression", "multi_label", "token_classification"):
+    for name in ("quickstart", "regression", "multi_label", "token_classification",
+                 "extractive_qa"):
         config = load_config(os.path.join(ROOT, "configs", f"{name}.yaml"))
         assert config.method.name == "kd", name
         assert isinstance(config.method_config, KDMethod.Config)
