@@ -164,6 +164,10 @@ class BertClassifier(TappedClassifier):
         self.dropout = float(dropout)
         self.per_token = bool(per_token)
         self.pooling = check_pooling(pooling, self.per_token)
+        if self.per_token and getattr(backbone, "pooled_dense", None) is not None:
+            # A head on every token never reads the pooler: left out of
+            # training (no optimizer slots, no "gradients do not exist").
+            backbone.pooled_dense.trainable = False
         self.output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
         self.classifier = keras.layers.Dense(
             self.num_classes,

@@ -141,6 +141,9 @@ class TeacherFinetuner:
             **({"subsample": "stratified"} if cfg.data.max_train_examples else {}),
             # batches of similar lengths make other batches (keys without stay)
             **({"length_buckets": vars(buckets)} if buckets else {}),
+            # fine-tuned computing in bfloat16 / float16: other weights
+            **({"mixed_precision": cfg.training.mixed_precision}
+               if cfg.training.mixed_precision else {}),
             **pooling_key(cfg.teacher, self.source),  # only when not [CLS]
         }))
 

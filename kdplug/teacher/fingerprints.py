@@ -20,9 +20,10 @@ _TOKENIZER_IGNORED = ("name", "trainable", "dtype", "vocabulary", "config_file")
 
 def teacher_fingerprint(model):
     """sha256 of a model's weight arrays (order, shapes, dtypes and bytes),
-    and of its `pooling` when its head reads other than [CLS] (the same
+    of its `pooling` when its head reads other than [CLS] (the same
     weights pooled by the mean give other outputs; a [CLS] model's hash is
-    what it was before the option).
+    what it was before the option) and of its dtype policy when it computes
+    in other than float32 (`training.mixed_precision`).
 
     Weight names are left out on purpose: Keras numbers them per process
     (`dense_3`), and `trainable` flags don't change outputs.
@@ -31,6 +32,9 @@ def teacher_fingerprint(model):
     pooling = getattr(model, "pooling", "cls")
     if pooling != "cls":
         h.update(f"pooling={pooling}".encode())
+    policy = getattr(getattr(model, "dtype_policy", None), "name", "float32")
+    if policy != "float32":  # the same weights computing in bfloat16 / float16
+        h.update(f"policy={policy}".encode())
     for variable in model.weights:
         value = np.ascontiguousarray(keras.ops.convert_to_numpy(variable))
         h.update(f"{value.dtype}{value.shape}".encode())

@@ -254,3 +254,31 @@ def test_the_key_counts_the_data_by_content_not_by_the_path_naming_it(tmp_path):
     # other paths to the same file look under the new key only
     assert TeacherFinetuner(far, far.teacher.source).cache_dir == (
         os.path.join(teachers, finetuner.key()))
+
+
+def test_a_teacher_fine_tuned_in_mixed_precision_has_its_own_entry(tmp_path):
+    """bfloat16 / float16 compute gives other fine-tuned weights, and the
+    same weights other outputs: neither cache entry is shared with float32
+    (whose key is unchanged by the option)."""
+    import yaml
+
+    from kdplug.teacher.finetune import TeacherFinetuner
+    from kdplug.teacher.fingerprints import teacher_fingerprint
+    from kdplug.testing import tiny_bert_classifier
+    from kdplug.training.distribution import precision_policy
+
+    path = toy(tmp_path)
+    base = yaml.safe_load(open(path))
+    keys = {}
+    for precision in (None, "mixed_bfloat16"):
+        doc = dict(base, training=dict(base["training"], mixed_precision=precision))
+        variant = tmp_path / f"{precision}.yaml"
+        variant.write_text(yaml.safe_dump(doc))
+        config = load_config(str(variant))
+        keys[precision] = TeacherFinetuner(config, config.teacher.source).key()
+    assert keys[None] != keys["mixed_bfloat16"]
+    model = tiny_bert_classifier()
+    with precision_policy("mixed_bfloat16"):
+        mixed = tiny_bert_classifier()
+    mixed.set_weights(model.get_weights())
+    assert teacher_fingerprint(model) != teacher_fingerprint(mixed)
