@@ -104,6 +104,8 @@ for _name in ("quickstart", "pkd_skip", "pkd_last", "distilbert", "tinybert",
               "mobilebert_pkt", "fastbert", "bilstm"):
     CHANGED_SINCE_0_1[_name]["training.length_buckets"] = (
         None, {"window": 16, "multiple": 8})
+# ... and the quickstart computes in bfloat16 where the machine does natively
+CHANGED_SINCE_0_1["quickstart"]["training.mixed_precision"] = (None, "auto")
 
 # Defaults changed on purpose since 0.1, in every config that leaves them
 # unset: {field: (0.1, now)}.

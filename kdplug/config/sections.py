@@ -451,8 +451,9 @@ class TrainingConfig:
                       "tpu"] = "default"
     steps_per_epoch: Optional[PositiveInt] = None
     verbose: Literal[0, 1, 2, "auto"] = "auto"
-    # Keras dtype policy while the run builds and trains (strategy.py).
-    mixed_precision: Optional[Literal["mixed_float16", "mixed_bfloat16"]] = None
+    # Keras dtype policy while the run builds and trains (distribution.py);
+    # auto: mixed_bfloat16 where the machine computes bfloat16 natively.
+    mixed_precision: Optional[Literal["auto", "mixed_float16", "mixed_bfloat16"]] = None
     # Loss-term weight / temperature schedules, every stage (term_schedule.py).
     schedules: List[ScheduleConfig] = dataclasses.field(default_factory=list)
     # Batches of similar lengths, trimmed (data/length_buckets.py); null: padded.

@@ -32,6 +32,7 @@ from kdplug.training.callbacks.progress_line import progress_lines
 from kdplug.training.callbacks.resumable_backup import ResumableBackup
 from kdplug.training.callbacks.validation_metrics import ValidationMetrics
 from kdplug.training.callbacks.stop_on_nan import StopOnNaN
+from kdplug.training.distribution import resolve_mixed_precision
 from kdplug.training.optimizers import make_optimizer
 
 log = logging.getLogger(__name__)
@@ -119,6 +120,7 @@ class TeacherFinetuner:
         cfg = self.config
         teacher_files, data_content = self._content
         buckets = cfg.training.length_buckets
+        precision = resolve_mixed_precision(cfg.training.mixed_precision)
         data_config = cfg.data.key_fields()
         if not legacy:  # `data` is what the sources hold, not where they are
             for field in ("path", *cfg.data.SPLIT_FILES):
@@ -142,8 +144,7 @@ class TeacherFinetuner:
             # batches of similar lengths make other batches (keys without stay)
             **({"length_buckets": vars(buckets)} if buckets else {}),
             # fine-tuned computing in bfloat16 / float16: other weights
-            **({"mixed_precision": cfg.training.mixed_precision}
-               if cfg.training.mixed_precision else {}),
+            **({"mixed_precision": precision} if precision else {}),
             **pooling_key(cfg.teacher, self.source),  # only when not [CLS]
         }))
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # they need TensorFlow: loaded on first use (`lazy_exports`)
     from kdplug.training.distribution import mirrored_strategy
     from kdplug.training.distribution import precision_policy
     from kdplug.training.distribution import resolve_jit_compile
+    from kdplug.training.distribution import resolve_mixed_precision
     from kdplug.training.fused_adam_w import FusedAdamW
     from kdplug.training.optimizers import make_optimizer
     from kdplug.training.term_schedule import TermSchedule

@@ -114,6 +114,27 @@ def test_config_field():
         config_from_dict({**base, "training": {"mixed_precision": "float16"}})
 
 
+def test_auto_is_bfloat16_where_the_cpu_computes_it(tmp_path, monkeypatch):
+    from kdplug.training import distribution
+
+    monkeypatch.setattr(distribution.tf.config, "list_physical_devices", lambda kind: [])
+    with_bf16, without = tmp_path / "bf16", tmp_path / "plain"
+    with_bf16.write_text("flags\t\t: fpu sse2 avx2 avx512f avx512_bf16 amx_tile\n")
+    without.write_text("flags\t\t: fpu sse2 avx2 avx512f avx512_vnni\n")
+    assert distribution.native_bfloat16(str(with_bf16))
+    assert not distribution.native_bfloat16(str(without))
+    assert not distribution.native_bfloat16(str(tmp_path / "no-such-file"))
+    for native, policy in ((True, "mixed_bfloat16"), (False, "float32")):
+        monkeypatch.setattr(distribution, "native_bfloat16", lambda: native)
+        assert distribution.resolve_mixed_precision("auto") == (
+            None if policy == "float32" else policy)
+        with precision_policy("auto") as active:
+            assert active.name == policy
+        assert keras.config.dtype_policy().name == "float32"
+    assert distribution.resolve_mixed_precision("mixed_float16") == "mixed_float16"
+    assert distribution.resolve_mixed_precision(None) is None
+
+
 # `kdplug run` under `training.mixed_precision: mixed_bfloat16` (teacher, student
 # and terms under the policy, the policy restored afterwards, the saved
 # student's policy): tests/training/test_strategy_parity.py::
