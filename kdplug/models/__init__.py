@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from kdplug.models.bottleneck_bert_classifier import BottleneckBertClassifier
     from kdplug.models.bottleneck_transformer_block import BottleneckTransformerBlock
     from kdplug.models.flops import dense_flops
+    from kdplug.models.float32_copy import float32_copy
     from kdplug.models.hub_family import HubFamily
     from kdplug.models.hub_text_classifier import HubTextClassifier
     from kdplug.models.keyed_inputs import KeyedInputs

@@ -23,6 +23,7 @@ from kdplug.evaluation.measure import count_params
 from kdplug.evaluation.measure import first_examples
 from kdplug.evaluation.measure import latency_ms
 from kdplug.evaluation.measure import predict_outputs
+from kdplug.models.float32_copy import float32_copy
 from kdplug.models.keyed_inputs import KeyedInputs
 from kdplug.run.runner import Runner
 from kdplug.run.runner import random_state_kept
@@ -115,6 +116,9 @@ class SingleTaskRunner(Runner):
             histories[stage.name] = runner.run(
                 index, stage, student, stage_teacher, stage_train, val_ds,
                 tokenizer=tokenizer, last=index == len(stages) - 1)
+        # measured and exported as they are deployed: computing in float32
+        # (a mixed-precision model keeps float32 weights)
+        teacher, student = float32_copy(teacher), float32_copy(student)
         with ctx.timers("evaluation"):
             report = self.evaluate(teacher, student, test_ds, len(splits[split]), split)
         report["evaluation_split"] = split

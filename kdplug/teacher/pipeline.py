@@ -6,6 +6,7 @@ from keras import ops
 from kdplug import keys
 from kdplug.data.trimming import trim_to_longest
 from kdplug.errors import KdplugError
+from kdplug.models.float32_copy import with_dtype_policy
 from kdplug.training.distribution import precision_policy
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -197,15 +198,3 @@ def inference_copy(teacher, dtype):
     copy.set_weights(teacher.get_weights())
     copy.trainable = False
     return copy
-
-
-def with_dtype_policy(config, dtype):
-    """A Keras config with every layer's dtype policy replaced by `dtype`."""
-    if isinstance(config, dict):
-        if config.get("class_name") in ("DTypePolicy", "FloatDTypePolicy") and \
-                isinstance(config.get("config"), dict) and "name" in config["config"]:
-            return {**config, "config": {**config["config"], "name": dtype}}
-        return {k: with_dtype_policy(v, dtype) for k, v in config.items()}
-    if isinstance(config, list):
-        return [with_dtype_policy(v, dtype) for v in config]
-    return config
