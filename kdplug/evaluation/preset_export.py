@@ -56,7 +56,9 @@ def check_presettable(model):
     if family is not None and not family.classifier:
         detail = f" of the {family.name} family, for which keras-hub has no text classifier"
     elif getattr(model, "per_token", False):
-        detail = " with per_token=True (token classification)"
+        detail = (" with per_token=True (token classification, extractive QA: "
+                  "keras-hub has no task class for either; `kdplug predict` on the run "
+                  "answers raw text)")
     elif pooling != "cls":
         detail = (f" with pooling={pooling!r} (teacher.pooling), whose head reads "
                   "other than the [CLS] vector keras-hub's classifiers read")
