@@ -120,7 +120,8 @@ class SingleTaskRunner(Runner):
         # (a mixed-precision model keeps float32 weights)
         teacher, student = float32_copy(teacher), float32_copy(student)
         with ctx.timers("evaluation"):
-            report = self.evaluate(teacher, student, test_ds, len(splits[split]), split)
+            report = self.evaluate(teacher, student, test_ds,
+                                   self.task.count(splits[split]), split)
         report["evaluation_split"] = split
         if splits.label_map is not None and splits.label_map.named:
             report["labels"] = splits.label_map.to_json()

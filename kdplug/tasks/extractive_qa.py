@@ -162,6 +162,13 @@ class ExtractiveQATask(Task):
             lengths], axis=1).astype("int32")
         return Examples(texts, labels, pairs, source)
 
+    def count(self, examples):
+        """The questions of a windowed split (its metrics are per question)."""
+        labels = np.asarray(examples.labels)
+        if labels.dtype == object:
+            return len(examples)
+        return len({self._window_question[int(w)] for w in labels[:, 2]})
+
     # ------------------------------------------------------------- metrics
     def answers(self, outputs, labels):
         """`{question id: SpanAnswer}`: each question's best span over the

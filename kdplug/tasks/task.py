@@ -55,6 +55,11 @@ class Task:
         place, returns `splits`. Sentence-level tasks need nothing."""
         return splits
 
+    def count(self, examples):
+        """How many examples a split's metrics are over (what the report
+        calls its examples): one per row, for most kinds."""
+        return len(examples)
+
     def check_student(self, student, kind):
         """Raises `KdplugError` when `student` (built by the student kind
         named `kind`) cannot learn this task; sentence tasks take any."""

@@ -37,6 +37,7 @@ def test_extractive_qa_run_finds_the_answers(tmp_path):
         export={"formats": ["keras"], "latency_batch_sizes": [1]})
     report, history, summary = run(config)
     assert report["task"] == "extractive_qa" and report["primary_metric"] == "f1"
+    assert report["test_examples"] == 36  # questions (in 38 windows)
     assert list(report["student"]["metrics"]) == ["f1", "exact_match"]
     # one word answers: guessing a context word scores about 1 / 7.5 words
     assert report["teacher"]["f1"] > 0.8
