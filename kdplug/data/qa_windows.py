@@ -131,7 +131,7 @@ def _word_start_at_or_before(word_starts, piece):
 
 
 def qa_windows(examples, tokenize, sequence_length, stride, cls_id, sep_id,
-               pad_id=0, whole_words=False):
+               pad_id=0, whole_words=False, special_tokens=3):
     """Split examples into windows of model inputs.
 
     Args:
@@ -154,6 +154,11 @@ def qa_windows(examples, tokenize, sequence_length, stride, cls_id, sep_id,
             the same pieces, which is how a run feeds windows to its
             models. False: windows cut between any two pieces (run_squad's
             `doc_stride`).
+        special_tokens: the special tokens the model's encoder puts around
+            a question and a context (3 in BERT's layout; 4 in RoBERTa's,
+            `<s> q </s></s> c </s>`): a window holds `sequence_length -
+            special_tokens - len(question)` context tokens, so the encoder
+            never cuts it. The layout built here is BERT's either way.
 
     Returns:
         A `QAWindows`.
@@ -178,7 +183,7 @@ def qa_windows(examples, tokenize, sequence_length, stride, cls_id, sep_id,
     rows = {name: [] for name in fields}
     for index, example in enumerate(examples):
         question = list(tokenize(example.question, 0))
-        room = sequence_length - len(question) - 3
+        room = sequence_length - len(question) - special_tokens
         if room < 1:
             raise DataError(
                 f"question {example.id!r} ({example.row or 'row ' + str(index + 1)})"

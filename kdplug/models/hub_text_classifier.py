@@ -50,6 +50,10 @@ class HubTextClassifier(TappedClassifier):
         pooling: `"cls"` (keras-hub's head) or `"mean"` (see
             `kdplug.models.sentence_pooling`); a mean-pooled model has no
             keras-hub task (`to_task()` refuses it).
+        per_token: bool. Classify every position (token classification,
+            extractive QA's start and end): `logits` is `(batch, seq,
+            num_classes)`, the classifier on each top-layer state after
+            dropout, as `BertClassifier(per_token=True)`; no keras-hub task.
 
     Examples:
 
@@ -62,20 +66,22 @@ class HubTextClassifier(TappedClassifier):
     task = model.to_task()          # a keras_hub.models.RobertaTextClassifier
     again = HubTextClassifier.from_task(task)
     mean = HubTextClassifier(backbone, num_classes=2, pooling="mean")  # no to_task()
+    spans = HubTextClassifier(backbone, num_classes=2, per_token=True)  # start, end
     ```
     """
 
     input_keys = keys.TOKEN_INPUTS
-    config_attributes = ("num_classes", "dropout", "pooling")
-    per_token = False
+    config_attributes = ("num_classes", "dropout", "pooling", "per_token")
 
-    def __init__(self, backbone, num_classes, dropout=0.1, pooling="cls", **kwargs):
+    def __init__(self, backbone, num_classes, dropout=0.1, pooling="cls",
+                 per_token=False, **kwargs):
         super().__init__(**kwargs)
         self.backbone = backbone
         self.family = family_of(backbone)
         self.num_classes = int(num_classes)
         self.dropout = float(dropout)
-        self.pooling = check_pooling(pooling)
+        self.per_token = bool(per_token)
+        self.pooling = check_pooling(pooling, self.per_token)
         dense = lambda units, name, activation=None: keras.layers.Dense(  # noqa: E731
             units, activation=activation, name=name,
             kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02))
@@ -139,12 +145,15 @@ class HubTextClassifier(TappedClassifier):
         out = {}
         if "embeddings" in names:
             out["embeddings"] = x
-        sequence_taps = top_sequence_taps(self.num_layers,
-                                          reads_every_position(self.pooling))
+        sequence_taps = top_sequence_taps(
+            self.num_layers, reads_every_position(self.pooling, self.per_token))
         x = run_encoder(self.layers_in_order, x, names, out, padding_mask,
                         depth_needed(names, self.num_layers), sequence_taps,
                         training=training, layer_kwargs=layer_kwargs,
                         cls_only=self.family.offers_attention)
+        if self.per_token and "logits" in names:  # a head on every position
+            out["logits"] = self.classifier(self.output_dropout(x, training=training))
+            names = names - {"logits"}
         if names & {"pooled", "logits"}:
             sentence = pool_sequence(x, padding_mask, self.pooling)
             if self.family.pooled_dropout:
@@ -168,6 +177,10 @@ class HubTextClassifier(TappedClassifier):
         """
         import keras_hub
 
+        if self.per_token:
+            raise KdplugError(
+                f"{self.name!r} classifies every token; keras-hub's text "
+                "classifiers classify sentences")
         if self.family.classifier is None:
             raise KdplugError(
                 f"keras-hub has no text classifier for the {self.family.name} "

@@ -67,7 +67,8 @@ def truncated_hub(teacher, layers, num_classes, copy_head=True, dropout=0.1,
         for target, index in zip(backbone.transformer_layers, layers):
             target.set_weights(weights_of(src.transformer_layers[index]))
     student = HubTextClassifier(backbone, num_classes=num_classes, dropout=dropout,
-                                pooling=teacher.pooling)
+                                pooling=teacher.pooling,
+                                per_token=getattr(teacher, "per_token", False))
     if copy_head and teacher.num_classes == num_classes:
         student.classifier.set_weights(weights_of(teacher.classifier))
         if family.head == "classifier_pooler":

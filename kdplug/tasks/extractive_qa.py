@@ -134,7 +134,8 @@ class ExtractiveQATask(Task):
         cut = qa_windows(questions, word_tokenizer(tokenizer, byte_level),
                          encoder.sequence_length, overlap,
                          cls_id=tokenizer.start_token_id, sep_id=tokenizer.end_token_id,
-                         pad_id=tokenizer.pad_token_id, whole_words=True)
+                         pad_id=tokenizer.pad_token_id, whole_words=True,
+                         special_tokens=_pair_specials(encoder))
         texts, pairs = [], []
         for index, (start, end, first_word) in zip(cut.example_index, cut.context_spans):
             question = questions[index]
@@ -207,6 +208,17 @@ class ExtractiveQATask(Task):
                   "no_answer_f1": scores.get("NoAns_f1", np.nan),
                   "best_f1": scores.get("best_f1", scores["f1"])}
         return {name: float(values[name]) / 100.0 for name in names}
+
+
+def _pair_specials(encoder):
+    """The special tokens `encoder` adds around a question and a context
+    (3 for BERT's `[CLS] q [SEP] c [SEP]`, 4 for RoBERTa's)."""
+    probe = Examples(["a"], np.zeros((1, 4), "int32"), ["b"])  # never cut
+    ids = encoder.encode_examples(probe, pair_inputs=False)["token_ids"][0]
+    real = int((ids != encoder.tokenizer.pad_token_id).sum())
+    pieces = sum(len(np.asarray(encoder.tokenizer(text)).reshape(-1))
+                 for text in ("a", "b"))
+    return real - pieces
 
 
 def _context_shift(encoded, cut, questions, source):

@@ -186,9 +186,9 @@ def _backbone(source):
 
 
 def _new_head(backbone, num_classes, dropout, per_token, source, pooling="cls"):
-    """A fresh head on `backbone`, reading its sentence by `pooling`:
-    BERT's `BertClassifier`, else a `HubTextClassifier` (token
-    classification needs BERT)."""
+    """A fresh head on `backbone`, reading its sentence by `pooling` (or
+    every position, `per_token`): BERT's `BertClassifier`, else a
+    `HubTextClassifier`."""
     from kdplug.models.hub_family import family_of
 
     family = family_of(backbone)
@@ -196,9 +196,8 @@ def _new_head(backbone, num_classes, dropout, per_token, source, pooling="cls"):
         model = BertClassifier(backbone, num_classes=num_classes, dropout=dropout,
                                per_token=per_token, pooling=pooling)
     else:
-        _refuse_per_token(per_token, family.name, source)
         model = HubTextClassifier(backbone, num_classes=num_classes, dropout=dropout,
-                                  pooling=pooling)
+                                  pooling=pooling, per_token=per_token)
     model.head_trained = False
     return model
 
@@ -263,10 +262,11 @@ def _tapped(task, num_classes, per_token, source, pooling="cls"):
 
 
 def _refuse_per_token(per_token, family, source):
-    if per_token and family != "bert":
+    if per_token:
         raise ConfigError(
-            f"{source}: token classification (a head on every word piece) is "
-            f"built for BERT teachers; this one is {family}",
+            f"{source}: a {family} text classifier with its head classifies "
+            "sentences, and this task needs a head on every word piece; name its "
+            "backbone preset (or a Hugging Face folder) to fine-tune a new one",
             field="teacher.source")
 
 

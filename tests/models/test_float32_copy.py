@@ -25,3 +25,22 @@ def test_a_bfloat16_student_becomes_float32_with_its_weights():
     assert float32.dtype == np.float32
     # the same weights: outputs differ by bfloat16's rounding only
     np.testing.assert_allclose(float32, bfloat16.astype("float32"), atol=0.05)
+
+
+def test_a_per_token_head_on_another_family_round_trips(tmp_path):
+    import keras
+
+    from kdplug.models import HubTextClassifier
+    from kdplug.testing import families
+
+    backbone = families.tiny_backbone("roberta", 60)
+    model = HubTextClassifier(backbone, num_classes=2, per_token=True)
+    x = {"token_ids": np.array([[0, 5, 6, 2, 1, 1]]),
+         "padding_mask": np.array([[1, 1, 1, 1, 0, 0]])}
+    logits = np.asarray(model.taps(x, ["logits"])["logits"])
+    assert logits.shape == (1, 6, 2)
+    model.save(tmp_path / "m.keras")
+    again = keras.saving.load_model(tmp_path / "m.keras")
+    assert again.per_token
+    np.testing.assert_allclose(np.asarray(again.taps(x, ["logits"])["logits"]), logits,
+                               atol=1e-6)

@@ -65,3 +65,27 @@ def test_extractive_qa_run_finds_the_answers(tmp_path):
     measured = json.loads(metrics.read_text())
     assert measured["student"]["f1"] == pytest.approx(report["student"]["f1"])
     assert measured["teacher"]["f1"] == pytest.approx(report["teacher"]["f1"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["roberta", "albert"])
+def test_extractive_qa_on_other_keras_hub_families(tmp_path, family):
+    """A RoBERTa (byte-level BPE, `</s></s>` between question and context)
+    or ALBERT (SentencePiece) teacher gets a start/end head on every piece,
+    its truncated student too, and both find the answers."""
+    from kdplug.testing import families
+
+    preset = families.write_tiny_preset(family, tmp_path / "teacher")
+    data = write_toy_questions_jsonl(tmp_path / "qa.jsonl", 200)
+    config = write_toy_config(
+        tmp_path, {"name": "kd", "temperature": 2.0, "alpha": 0.5},
+        student={"kind": "truncated", "layers": [1]},
+        data={"path": data, **QA_DATA},
+        teacher={"source": str(preset),
+                 "finetune": {"epochs": 4, "batch_size": 16, "learning_rate": 3e-3}},
+        training={"epochs": 3}, export=False)
+    report, history, _ = run(config)
+    assert report["teacher"]["f1"] > 0.6
+    assert report["student"]["f1"] > 0.5
+    epochs = history["epochs"]
+    assert epochs["span_hard_ce"][-1] < epochs["span_hard_ce"][0]
