@@ -94,6 +94,12 @@ class HubTextClassifier(TappedClassifier):
         self.output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
         self.classifier = dense(self.num_classes, "logits")
         self.classifier.build((None, hidden))
+        if self.per_token:  # a head on every token never reads the pooler:
+            # left out of training (no optimizer slots, no Keras warning)
+            pooler = (self.pooled_dense if self.family.head == "classifier_pooler"
+                      else getattr(backbone, "pooled_dense", None))
+            if pooler is not None:
+                pooler.trainable = False
         self.built = True
 
     @property

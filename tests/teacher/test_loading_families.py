@@ -73,6 +73,7 @@ def test_a_keras_hub_classifier_preset_keeps_its_head(family, tmp_path):
                                atol=1e-5)
 
 
+@pytest.mark.slow  # up to 21 s for one family in CI
 @pytest.mark.parametrize("family", families.HF_FAMILIES)
 def test_a_hugging_face_folder_keeps_its_classifier_head(family, tmp_path):
     folder = families.write_tiny_hf_folder(family, tmp_path / "head", classifier=True)
