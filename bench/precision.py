@@ -40,22 +40,12 @@ from benchlib import cpu_model  # noqa: E402
 from benchlib import interleaved_rates  # noqa: E402
 from benchlib import usable_cpus  # noqa: E402
 from benchlib import write_marked_section  # noqa: E402
-from kdplug.training.distribution import BF16_CPU_FLAGS  # noqa: E402
+from kdplug.training.distribution import bf16_cpu_flags  # noqa: E402
 from kdplug.training.distribution import native_bfloat16  # noqa: E402
 from kdplug.training.distribution import precision_policy  # noqa: E402
 
 POLICIES = ("float32", "mixed_bfloat16")
 BUCKETS = "buckets (window 16, multiple 8)"
-
-
-def cpu_flags():
-    """The bfloat16 flags this CPU lists (Linux), or `[]`."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            flags = set(f.read().split())
-    except OSError:
-        return []
-    return [flag for flag in BF16_CPU_FLAGS if flag in flags]
 
 
 def rates(role, teacher, batches, rounds, steps):
@@ -86,7 +76,7 @@ def main():
     teacher, tokenizer = lb.load_models()
     data, train = lb.datasets(tokenizer)
     batches = lb.with_logits(list(data[BUCKETS].take(args.batches)))
-    flags = cpu_flags()
+    flags = bf16_cpu_flags()
     lines = [
         f"Machine: {platform.machine()} {cpu_model()}, {usable_cpus()} usable CPU cores "
         f"(bfloat16 flags: {', '.join(flags) or 'none'}; "

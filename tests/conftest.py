@@ -128,6 +128,46 @@ BENCH = os.path.join(ROOT, "bench")
 BENCH_OUTPUTS = ("docs/*.md", "docs/img/*", "bench/results/*.json")
 
 
+def run_toy_config(config):
+    """Runs a `kdplug.testing.toy_config.write_toy_config` config with
+    `kdplug run` (as a user's command line would) and reads what the
+    finished run wrote.
+
+    Args:
+        config: the config's path.
+
+    Returns:
+        `(report, history, summary)`: its `metrics.json`, the history of
+        its one stage (`stages/<tag>.history.json`) and its `summary.md`.
+
+    Examples:
+
+    ```python
+    report, history, summary = run_toy_config(write_toy_config(tmp_path, {"name": "kd"}))
+    ```
+    """
+    import glob
+    import json
+    import os
+
+    from kdplug.cli import main
+    from kdplug.run_files import METRICS
+    from kdplug.run_files import STAGE_HISTORY
+    from kdplug.run_files import STAGES
+    from kdplug.run_files import SUMMARY
+
+    code = main(["run", str(config)])
+    assert code == 0, f"kdplug run {config} exited with {code}"
+    run_dir = os.path.join(os.path.dirname(str(config)), "runs", "toy")
+    with open(os.path.join(run_dir, METRICS), encoding="utf-8") as f:
+        report = json.load(f)
+    (path,) = glob.glob(os.path.join(run_dir, STAGES, STAGE_HISTORY.format(tag="*")))
+    with open(path, encoding="utf-8") as f:
+        history = json.load(f)
+    with open(os.path.join(run_dir, SUMMARY), encoding="utf-8") as f:
+        return report, history, f.read()
+
+
 def load_bench_script(name):
     """A `bench/<name>.py` script as a module (its folder goes on sys.path,
     as when it runs as a script, so it finds `benchlib`)."""

@@ -3,7 +3,7 @@ and exported."""
 
 import keras
 
-__all__ = ["float32_copy", "with_dtype_policy"]
+__all__ = ["float32_copy", "policy_copy", "policy_name", "with_dtype_policy"]
 
 
 def with_dtype_policy(config, dtype):
@@ -25,10 +25,45 @@ def with_dtype_policy(config, dtype):
     return config
 
 
+def policy_name(model):
+    """The name of `model`'s dtype policy (`"float32"` without one).
+
+    Examples:
+
+    >>> policy_name(object())
+    'float32'
+    """
+    return getattr(getattr(model, "dtype_policy", None), "name", "float32")
+
+
+def policy_copy(model, dtype):
+    """A copy of `model` built from its config with every dtype policy
+    `dtype` (layers its constructor makes without a policy too) and its
+    weights.
+
+    Args:
+        model: a Keras model with `get_config` / `from_config`.
+        dtype: a Keras dtype policy name (`"float32"`, `"bfloat16"`, ...).
+
+    Examples:
+
+    ```python
+    half = policy_copy(teacher, "bfloat16")   # bfloat16 variables and compute
+    ```
+    """
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy(dtype)  # layers built without a policy
+    try:
+        copy = type(model).from_config(with_dtype_policy(model.get_config(), dtype))
+    finally:
+        keras.config.set_dtype_policy(previous)
+    copy.set_weights(model.get_weights())
+    return copy
+
+
 def float32_copy(model):
-    """`model` computing in float32: the model itself when it does, else a
-    copy built from its config with every dtype policy float32 and its
-    (float32) weights.
+    """`model` computing in float32: the model itself when it does, else
+    `policy_copy(model, "float32")`.
 
     A model trained under `training.mixed_precision` keeps float32 weights
     but computes in bfloat16 / float16, which TFLite's converters do not
@@ -46,14 +81,6 @@ def float32_copy(model):
     exported = float32_copy(student)   # exported.dtype_policy.name == "float32"
     ```
     """
-    policy = getattr(getattr(model, "dtype_policy", None), "name", "float32")
-    if policy == "float32":
+    if policy_name(model) == "float32":
         return model
-    previous = keras.config.dtype_policy()
-    keras.config.set_dtype_policy("float32")  # layers built without a policy
-    try:
-        copy = type(model).from_config(with_dtype_policy(model.get_config(), "float32"))
-    finally:
-        keras.config.set_dtype_policy(previous)
-    copy.set_weights(model.get_weights())
-    return copy
+    return policy_copy(model, "float32")

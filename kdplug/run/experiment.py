@@ -23,7 +23,6 @@ from kdplug.run.single_task import runner_class
 from kdplug.run_files import CONFIG
 from kdplug.run_files import SOURCE
 from kdplug.training.distribution import precision_policy
-from kdplug.training.distribution import resolve_mixed_precision
 
 log = logging.getLogger(__name__)
 
@@ -124,9 +123,10 @@ class Experiment:
         replicas = context.strategy.num_replicas_in_sync
         context.log.info("strategy: %s, %d replica%s", type(context.strategy).__name__,
                          replicas, "" if replicas == 1 else "s")
-        if self.config.training.mixed_precision == "auto":
-            context.log.info("training.mixed_precision: auto: %s", keras.config.dtype_policy().name
-                             if resolve_mixed_precision("auto") else
+        if self.config.training.mixed_precision == "auto":  # the policy it set
+            policy = keras.config.dtype_policy().name
+            context.log.info("training.mixed_precision: auto: %s", policy
+                             if policy != "float32" else
                              "float32 (no native bfloat16 on this machine)")
         method = context.method()
         return runner_class(method)(method, context)

@@ -5,8 +5,9 @@ from kdplug.errors import DataError
 from kdplug.tasks.task import Task
 from kdplug.tasks.task import require_per_token_student
 
-# Label columns of a window (`kdplug.terms.span_positions`).
-LABEL_COLUMNS = ("start", "end", "window", "length")
+# A window's label is (start, end, window id, length): the window id's
+# column (`kdplug.terms.span_positions.WINDOW`, which needs Keras).
+WINDOW = 2
 
 
 class ExtractiveQATask(Task):
@@ -168,7 +169,7 @@ class ExtractiveQATask(Task):
         labels = np.asarray(examples.labels)
         if labels.dtype == object:
             return len(examples)
-        return len({self._window_question[int(w)] for w in labels[:, 2]})
+        return len({self._window_question[int(w)] for w in labels[:, WINDOW]})
 
     # ------------------------------------------------------------- metrics
     def answers(self, outputs, labels):
@@ -178,13 +179,13 @@ class ExtractiveQATask(Task):
 
         outputs, labels = np.asarray(outputs), np.asarray(labels)
         by_question = {}
-        for row, window in enumerate(labels[:, 2]):
+        for row, window in enumerate(labels[:, WINDOW]):
             by_question.setdefault(self._window_question[int(window)], []).append(row)
         answers = {}
         for question, rows in by_question.items():
             example = self._questions[question]
             width = outputs.shape[1]
-            offsets = [self._window_offsets[int(labels[r, 2])][:width] for r in rows]
+            offsets = [self._window_offsets[int(labels[r, WINDOW])][:width] for r in rows]
             answers[example.id] = best_span(
                 example.context, outputs[rows, :, 0], outputs[rows, :, 1], offsets,
                 max_answer_length=self.max_answer_length)
@@ -194,10 +195,9 @@ class ExtractiveQATask(Task):
         from kdplug.evaluation.squad_metrics import squad_scores
 
         answers = self.answers(outputs, labels)
-        questions = {self._questions[self._window_question[int(w)]].id:
-                     self._questions[self._window_question[int(w)]]
-                     for w in np.asarray(labels)[:, 2]}
-        gold = {qid: [text for text, _ in q.answers] for qid, q in questions.items()}
+        asked = [self._questions[self._window_question[int(w)]]
+                 for w in np.asarray(labels)[:, WINDOW]]
+        gold = {q.id: [text for text, _ in q.answers] for q in asked}
         predictions = {qid: answer.text for qid, answer in answers.items()}
         v2 = any(not answers_ for answers_ in gold.values())
         null = ({qid: answer.null_score - answer.score

@@ -14,6 +14,7 @@ import keras
 import numpy as np
 
 from kdplug.data.examples import examples_fingerprint  # noqa: F401  (re-exported)
+from kdplug.models.float32_copy import policy_name
 
 _TOKENIZER_IGNORED = ("name", "trainable", "dtype", "vocabulary", "config_file")
 
@@ -32,7 +33,7 @@ def teacher_fingerprint(model):
     pooling = getattr(model, "pooling", "cls")
     if pooling != "cls":
         h.update(f"pooling={pooling}".encode())
-    policy = getattr(getattr(model, "dtype_policy", None), "name", "float32")
+    policy = policy_name(model)
     if policy != "float32":  # the same weights computing in bfloat16 / float16
         h.update(f"policy={policy}".encode())
     for variable in model.weights:

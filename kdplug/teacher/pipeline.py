@@ -6,8 +6,7 @@ from keras import ops
 from kdplug import keys
 from kdplug.data.trimming import trim_to_longest
 from kdplug.errors import KdplugError
-from kdplug.models.float32_copy import with_dtype_policy
-from kdplug.training.distribution import precision_policy
+from kdplug.models.float32_copy import policy_copy
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 BF16_CPU_FLAGS = ("amx_bf16", "avx512_bf16")
@@ -192,9 +191,6 @@ def inference_copy(teacher, dtype):
         raise KdplugError(
             "teacher pipeline: create it outside `strategy.scope()` (the input "
             "pipeline reads plain variables, not mirrored ones)")
-    config = with_dtype_policy(teacher.get_config(), dtype)
-    with precision_policy(dtype):
-        copy = type(teacher).from_config(config)
-    copy.set_weights(teacher.get_weights())
+    copy = policy_copy(teacher, dtype)
     copy.trainable = False
     return copy

@@ -77,11 +77,30 @@ def mirrored_strategy(devices=None, cross_device_ops=None):
 BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
 
 
+def bf16_cpu_flags(cpuinfo="/proc/cpuinfo"):
+    """The `BF16_CPU_FLAGS` this CPU lists in `cpuinfo` (Linux); `[]` when
+    it lists none or there is no such file.
+
+    Examples:
+
+    ```python
+    bf16_cpu_flags()  # ["avx512_bf16"] on an AMD Zen 4 EPYC
+    ```
+    """
+    try:
+        with open(cpuinfo, encoding="utf-8", errors="replace") as f:
+            flags = set(f.read().split())
+    except OSError:
+        return []
+    return [flag for flag in BF16_CPU_FLAGS if flag in flags]
+
+
 def native_bfloat16(cpuinfo="/proc/cpuinfo"):
     """Whether this machine computes bfloat16 natively: a visible GPU of
     compute capability 8.0 or more (A100, H100, RTX 30xx on), or, with no
-    GPU, a CPU whose flags (`cpuinfo`, Linux) name AVX512-BF16 or AMX-BF16.
-    Elsewhere bfloat16 is emulated and slower than float32.
+    GPU, a CPU whose flags (`cpuinfo`, Linux) name AVX512-BF16 or AMX-BF16
+    (`bf16_cpu_flags`). Elsewhere bfloat16 is emulated and slower than
+    float32.
 
     Examples:
 
@@ -94,12 +113,7 @@ def native_bfloat16(cpuinfo="/proc/cpuinfo"):
         capability = tf.config.experimental.get_device_details(gpus[0]).get(
             "compute_capability") or (0, 0)
         return tuple(capability) >= (8, 0)
-    try:
-        with open(cpuinfo, encoding="utf-8", errors="replace") as f:
-            flags = set(f.read().split())
-    except OSError:
-        return False
-    return any(flag in flags for flag in BF16_CPU_FLAGS)
+    return bool(bf16_cpu_flags(cpuinfo))
 
 
 def resolve_mixed_precision(value):

@@ -5,6 +5,7 @@ both measured with SQuAD F1 / exact match over every window of a context."""
 import json
 
 import pytest
+from conftest import run_toy_config as run
 
 from kdplug.cli import main
 from kdplug.testing.toy_config import write_toy_config
@@ -13,15 +14,6 @@ from kdplug.testing.toy_tasks import write_toy_questions_jsonl
 QA_DATA = {"task": "extractive_qa", "text_column": "question",
            "text_pair_column": "context", "label_column": "answers",
            "window_overlap": 4}
-
-
-def run(config):
-    assert main(["run", config]) == 0
-    run_dir = config.rsplit("/", 1)[0] + "/runs/toy"
-    report = json.loads(open(f"{run_dir}/metrics.json").read())
-    (history,) = [json.loads(open(p).read()) for p in
-                  __import__("glob").glob(f"{run_dir}/stages/*.history.json")]
-    return report, history, open(f"{run_dir}/summary.md").read()
 
 
 @pytest.mark.slow

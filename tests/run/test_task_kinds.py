@@ -5,22 +5,13 @@ task's metrics and export a student measured with them."""
 import json
 
 import pytest
+from conftest import run_toy_config as run
 
-from kdplug.cli import main
 from kdplug.testing.toy_config import write_toy_config
 from kdplug.testing.toy_tasks import write_toy_multi_label_jsonl
 from kdplug.testing.toy_tasks import write_toy_tokens_jsonl
 
 EXPORT = {"formats": ["keras"], "latency_batch_sizes": [1]}
-
-
-def run(config):
-    assert main(["run", config]) == 0
-    run_dir = config.rsplit("/", 1)[0] + "/runs/toy"
-    report = json.loads(open(f"{run_dir}/metrics.json").read())
-    (history,) = [json.loads(open(p).read()) for p in
-                  __import__("glob").glob(f"{run_dir}/stages/*.history.json")]
-    return report, history, open(f"{run_dir}/summary.md").read()
 
 
 @pytest.mark.slow
