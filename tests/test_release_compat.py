@@ -66,7 +66,10 @@ CHANGED_SINCE_0_1 = {
                  # issue #20: general distillation from the pre-trained
                  # teacher on a general corpus, as the paper
                  "method.general_corpus": (None, "../data/general_english.txt"),
-                 "method.general_teacher": (None, "pretrained")},
+                 "method.general_teacher": (None, "pretrained"),
+                 # issue #54: the prediction stage at 3e-4 leaves the
+                 # majority class sooner
+                 "method.prediction_learning_rate": (None, 0.0003)},
     # issue #20, the papers' recipes: PKD and DistilBERT students start from
     # the pre-trained teacher's layers (truncated students print their
     # `init`), PKD's soft term is the reference's T^2 KL / C
