@@ -2,7 +2,8 @@
 for each model that reads text in the quickstart.
 
     python bench/length_buckets.py [--batches 48] [--rounds 8] [--steps 6]
-                                   [--roles ROLES] [--accuracy]
+                                   [--roles ROLES] [--accuracy] [--skip-throughput]
+                                   [--evaluation] [--eval-rounds 4] [--eval-xla]
                                    [--write-docs [PATH]]
 
 On the real data (data/movie_snippets.tsv, training split, tokenised with the
@@ -22,7 +23,15 @@ quickstart's sequence length 48 and batch 32):
     alike; one epoch's cost is estimated from the two;
 (c) with `--accuracy`: the quickstart config (kd, 1 epoch, seed 0; the
     fine-tuned teacher and its logits cached) run with and without length
-    buckets, and both test accuracies.
+    buckets, and both test accuracies;
+(d) with `--evaluation`: a run's evaluation pass (`predict_outputs` over the
+    test split, batch 64, as `SingleTaskRunner.evaluate` reads it) padded
+    and in length buckets (`length_buckets=`, multiple 8: the split sorted
+    by length, outputs back in its order), for the teacher and a 3-layer
+    student (its first 3 layers), without XLA (the CPU default; `--eval-xla`
+    adds XLA): each variant's first pass (a trace or compilation per
+    width) timed apart, then `--eval-rounds` interleaved rounds of one
+    whole pass per variant, the order alternating; the outputs compared.
 
 `--write-docs` puts the tables between the `<!-- length_buckets:start/end -->`
 markers of docs/performance.md (or PATH; text outside them is kept).
@@ -58,6 +67,8 @@ from kdplug.config import DataConfig  # noqa: E402
 from kdplug.data import TextEncoder  # noqa: E402
 from kdplug.data import read_splits  # noqa: E402
 from kdplug.data.length_buckets import LengthBuckets  # noqa: E402
+from kdplug.data.length_buckets import read_by_length  # noqa: E402
+from kdplug.evaluation.measure import predict_outputs  # noqa: E402
 from kdplug.models import BertClassifier  # noqa: E402
 from kdplug.students import truncated_bert  # noqa: E402
 from kdplug.terms import HardLabelCrossEntropy  # noqa: E402
@@ -207,6 +218,94 @@ def accuracy_runs(seed=0):
     return out
 
 
+EVAL_BATCH = 64  # a run's evaluation batch: max(training.batch_size, 64)
+EVAL_BUCKETS = LengthBuckets(multiple=8)  # the window plays no part here
+
+
+def evaluation_models(teacher):
+    """`{role: {variant: model}}`: the teacher and a 3-layer student, one copy
+    per variant with the same weights (each copy keeps its own traced
+    forward pass, as a padded run's and a bucketed run's models would)."""
+    weights = teacher.get_weights()
+    models = {"teacher": {}, "student (3 layers)": {}}
+    for variant in ("padded", "buckets"):
+        model, _ = load_models()
+        model.set_weights(weights)
+        models["teacher"][variant] = model
+        models["student (3 layers)"][variant] = truncated_bert(model, [0, 1, 2],
+                                                               num_classes=2)
+    return models
+
+
+def evaluation_pass(teacher, tokenizer, rounds, jit_compile=False):
+    """(d): `{role: row}` of the evaluation pass over the test split, padded
+    and bucketed; each row holds the seconds of every round per variant,
+    the first passes' seconds, the outputs' largest difference and whether
+    every argmax agrees. Also returns the split's size and the positions
+    each variant feeds."""
+    test = read_splits(DataConfig(path=os.path.join(ROOT, "data", "movie_snippets.tsv"),
+                                  sequence_length=SEQ))["test"]
+    test_ds = TextEncoder(tokenizer, SEQ).dataset(test, EVAL_BATCH)
+    shapes = []
+    read_by_length(lambda x: shapes.append(x["token_ids"].shape) or {}, test_ds,
+                   EVAL_BUCKETS.multiple)
+    fed = {"padded": len(test) * SEQ, "buckets": sum(b * w for b, w in shapes)}
+    variants = {"padded": None, "buckets": EVAL_BUCKETS}
+    rows = {}
+    for role, models in evaluation_models(teacher).items():
+        def run(variant):
+            return predict_outputs(models[variant], test_ds, jit_compile=jit_compile,
+                                   length_buckets=variants[variant])[0]
+        first, outputs = {}, {}
+        for variant in variants:
+            start = time.perf_counter()
+            outputs[variant] = run(variant)
+            first[variant] = time.perf_counter() - start
+        seconds = {variant: [] for variant in variants}
+        for r in range(rounds):
+            for variant in (list(variants) if r % 2 == 0 else list(variants)[::-1]):
+                start = time.perf_counter()
+                run(variant)
+                seconds[variant].append(time.perf_counter() - start)
+            print(f"  {role}, round {r + 1}: " + ", ".join(
+                f"{v} {seconds[v][-1]:.1f} s" for v in variants), flush=True)
+        rows[role] = {
+            "seconds": seconds, "first": first,
+            "max_diff": float(np.abs(outputs["buckets"] - outputs["padded"]).max()),
+            "same_argmax": bool((outputs["buckets"].argmax(-1)
+                                 == outputs["padded"].argmax(-1)).all()),
+        }
+    return rows, len(test), fed, sorted({w for _, w in shapes})
+
+
+def evaluation_table(rows, examples, fed, widths, rounds, jit_compile):
+    """(d) as Markdown lines."""
+    table = [
+        "",
+        f"Evaluation pass ({'XLA' if jit_compile else 'no XLA'}): `predict_outputs` "
+        f"over the test split ({examples} sentences, batch {EVAL_BATCH}), padded to "
+        f"{SEQ} vs in length buckets (multiple {EVAL_BUCKETS.multiple}: widths "
+        f"{', '.join(map(str, widths))}; {fed['buckets']:,} positions fed against "
+        f"{fed['padded']:,}, {fed['buckets'] / fed['padded']:.2f}x); {rounds} interleaved "
+        "rounds of one whole pass per variant after a first pass each (traces or "
+        "compilations, one per width).",
+        "",
+        "| model | padded s (median) | buckets s (median) | min / max buckets s | "
+        "speed-up (median of the rounds' ratios) | first pass padded / buckets s | "
+        "largest logit difference | same argmax |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for role, row in rows.items():
+        padded, cut = row["seconds"]["padded"], row["seconds"]["buckets"]
+        ratio = statistics.median(a / b for a, b in zip(padded, cut))
+        table.append(
+            f"| {role} | {statistics.median(padded):.2f} | {statistics.median(cut):.2f} | "
+            f"{min(cut):.2f} / {max(cut):.2f} | {ratio:.2f}x | "
+            f"{row['first']['padded']:.1f} / {row['first']['buckets']:.1f} | "
+            f"{row['max_diff']:.1e} | {'yes' if row['same_argmax'] else 'NO'} |")
+    return table
+
+
 def throughput_table(role, teacher, data, epoch_batches, args):
     """(b) for one role as Markdown lines, with one epoch's cost estimated
     from the measured numbers: first steps of every width + the epoch's
@@ -240,7 +339,8 @@ def throughput_table(role, teacher, data, epoch_batches, args):
 def accuracy_table(runs):
     """(c) as Markdown lines."""
     table = ["", "Quickstart (kd, 1 epoch, seed 0), padded vs length buckets "
-             "(defaults); the test split is evaluated padded in both:", "",
+             "(defaults; the bucketed run also reads its test split by length, "
+             "which gives the padded pass's metrics for the same weights):", "",
              "| batches | student test accuracy | teacher | distill stage s | run s |",
              "|---|---|---|---|---|"]
     for name, row in runs.items():
@@ -258,6 +358,12 @@ def main():
                         help=f"comma-separated, of: {', '.join(ROLES)}")
     parser.add_argument("--skip-throughput", action="store_true",
                         help="leave out (b), e.g. with --accuracy alone")
+    parser.add_argument("--evaluation", action="store_true",
+                        help="also time the evaluation pass padded and bucketed (d)")
+    parser.add_argument("--eval-rounds", type=int, default=4,
+                        help="interleaved rounds of (d), one whole pass per variant")
+    parser.add_argument("--eval-xla", action="store_true",
+                        help="(d) with XLA as well (a compilation per width and model)")
     add_write_docs_argument(parser, PERFORMANCE_PAGE)
     args = parser.parse_args()
     keras.utils.set_random_seed(0)
@@ -284,6 +390,13 @@ def main():
         epoch_batches = -(-len(train) // BATCH)
         for role in args.roles.split(","):
             table = throughput_table(role, teacher, data, epoch_batches, args)
+            lines += table
+            print("\n".join(table), flush=True)
+    if args.evaluation:
+        for jit in (False, True) if args.eval_xla else (False,):
+            rows, examples, fed, widths = evaluation_pass(teacher, tokenizer,
+                                                          args.eval_rounds, jit)
+            table = evaluation_table(rows, examples, fed, widths, args.eval_rounds, jit)
             lines += table
             print("\n".join(table), flush=True)
     if args.accuracy:

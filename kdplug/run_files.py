@@ -20,6 +20,7 @@ word_vocabulary.json   WORD_VOCABULARY: a word-id student's vocabulary
 student_tokenizer/     STUDENT_TOKENIZER: a student's own tokenizer
 label_map.json         LABEL_MAP: the class names, in id order
 metrics.json           METRICS: the report
+predictions.npz        PREDICTIONS: teacher and student outputs on the evaluated split
 summary.md             SUMMARY: the report, for people
 stages/                STAGES: each finished stage (STAGE_* files)
 backup/                BACKUP: the stage in progress (resuming)
@@ -40,6 +41,10 @@ WORD_VOCABULARY = "word_vocabulary.json"
 STUDENT_TOKENIZER = "student_tokenizer"
 LABEL_MAP = "label_map.json"
 METRICS = "metrics.json"
+# The evaluated split's outputs (`labels`, `teacher`, `student`: the models'
+# logits or predictions in the split's order), for error analysis and the
+# benches' paired tests.
+PREDICTIONS = "predictions.npz"
 SUMMARY = "summary.md"
 
 STAGES = "stages"

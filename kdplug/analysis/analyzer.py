@@ -53,6 +53,11 @@ class AnalysedModel:
         jit_compile: XLA-compile its forward pass over the probing texts
             (a run's `training.jit_compile`; compiling a toy model on a CPU
             takes longer than the pass).
+        length_buckets: a `kdplug.data.length_buckets.LengthBuckets` (a
+            run's `training.length_buckets`): its passes over the probing
+            texts and the behaviour split read them in batches of similar
+            length, each cut to its longest one, the results in the texts'
+            order (`read_by_length`); None: padded batches.
 
     Examples:
 
@@ -66,16 +71,18 @@ class AnalysedModel:
     dataset: Callable
     role: str = "student"
     jit_compile: bool = True
+    length_buckets: object = None
 
     def representations(self, texts, poolings, batch_size):
         examples = Examples(list(texts), np.zeros(len(texts), "int64"))
         return sentence_representations(
             self.model, self.dataset(examples, batch_size), poolings=poolings,
-            jit_compile=self.jit_compile)
+            jit_compile=self.jit_compile, length_buckets=self.length_buckets)
 
     def probabilities(self, examples, batch_size):
         """Softmax of the model's logits over `examples`, in order."""
-        logits, _ = predict_outputs(self.model, self.dataset(examples, batch_size))
+        logits, _ = predict_outputs(self.model, self.dataset(examples, batch_size),
+                                    length_buckets=self.length_buckets)
         logits = logits - logits.max(axis=-1, keepdims=True)
         e = np.exp(logits.astype("float64"))
         return e / e.sum(axis=-1, keepdims=True)

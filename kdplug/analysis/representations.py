@@ -5,6 +5,7 @@ import tensorflow as tf
 from keras import ops
 
 from kdplug import keys
+from kdplug.data.length_buckets import read_by_length
 from kdplug.errors import KdplugError
 from kdplug.evaluation.measure import any_batch
 
@@ -50,7 +51,7 @@ def representation_layers(model):
 
 
 def sentence_representations(model, dataset, poolings=POOLINGS, layers=None,
-                             jit_compile=True):
+                             jit_compile=True, length_buckets=None):
     """Each layer's sentence vector for every example of `dataset`.
 
     For a sequence output `h` (batch, seq, hidden) of a transformer layer:
@@ -67,6 +68,12 @@ def sentence_representations(model, dataset, poolings=POOLINGS, layers=None,
         poolings: which of `cls`, `mean` to compute for sequence outputs.
         layers: `(label, tap)` pairs (default `representation_layers(model)`).
         jit_compile: XLA-compile the forward pass.
+        length_buckets: a `kdplug.data.length_buckets.LengthBuckets`: the
+            (padded) dataset's examples are read in batches of similar
+            length, each cut to its longest one, the vectors back in its
+            order (`read_by_length`; the same vectors within float
+            tolerance: both poolings read real positions only); None: the
+            batches as they are.
 
     Returns:
         `{label: {pooling: float32 array (n, width)}}`, layers in order.
@@ -109,13 +116,17 @@ def sentence_representations(model, dataset, poolings=POOLINGS, layers=None,
     # one trace for every batch size (the last batch is smaller)
     forward = any_batch(tf.function(forward, jit_compile=jit_compile,
                                     reduce_retracing=True, autograph=False))
-    parts = {}
-    for element in dataset:
-        features = element[0] if isinstance(element, tuple) else element
-        for key, value in forward(features).items():
-            parts.setdefault(key, []).append(np.asarray(value))
+    if length_buckets is not None:
+        vectors, _ = read_by_length(forward, dataset, length_buckets.multiple)
+    else:
+        parts = {}
+        for element in dataset:
+            features = element[0] if isinstance(element, tuple) else element
+            for key, value in forward(features).items():
+                parts.setdefault(key, []).append(np.asarray(value))
+        vectors = {key: np.concatenate(chunks) for key, chunks in parts.items()}
     out = {}
-    for key, chunks in parts.items():
+    for key, value in vectors.items():
         label, pooling = key.split("|")
-        out.setdefault(label, {})[pooling] = np.concatenate(chunks)
+        out.setdefault(label, {})[pooling] = value
     return {label: out[label] for label, _ in layers if label in out}

@@ -14,6 +14,7 @@ from kdplug.config.loading import parse_analysis
 from kdplug.config.schema import to_dict
 from kdplug.config.sections import AnalysisConfig
 from kdplug.config.sources import resolve_source
+from kdplug.data.length_buckets import LengthBuckets
 from kdplug.data.readers import IN_MEMORY
 from kdplug.data.readers import read_splits
 from kdplug.data.student_text_encoder import StudentTextEncoder
@@ -94,12 +95,25 @@ class RunModels:
 
     def teacher_model(self, name="teacher"):
         return AnalysedModel(name, self.teacher, self.dataset, role="teacher",
-                             jit_compile=resolve_jit_compile(self.config.training.jit_compile))
+                             **self._reading())
 
     def student_model(self, name=None):
         return AnalysedModel(name or self.name, self.student,
                              functools.partial(self.dataset, roles=("student",)),
-                             jit_compile=resolve_jit_compile(self.config.training.jit_compile))
+                             **self._reading())
+
+    def length_buckets(self):
+        """The run's `training.length_buckets` as a `LengthBuckets`, or None
+        (its prediction passes read padded batches)."""
+        section = self.config.training.length_buckets
+        return None if section is None else LengthBuckets(section.window,
+                                                          section.multiple)
+
+    def _reading(self):
+        """How the run's models read texts: XLA as the run compiled, and its
+        length buckets."""
+        return {"jit_compile": resolve_jit_compile(self.config.training.jit_compile),
+                "length_buckets": self.length_buckets()}
 
 
 def load_run(run_dir, config_file=None, teacher=None, config=None, read_data=True,

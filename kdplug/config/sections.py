@@ -415,7 +415,12 @@ class LengthBucketsConfig:
     """`training.length_buckets:`: the student's training batches, the
     teacher's fine-tuning batches and the teacher-output precompute's hold
     sentences of similar length, each cut to its longest one
-    (`kdplug.data.length_buckets.LengthBuckets`; evaluation stays padded;
+    (`kdplug.data.length_buckets.LengthBuckets`; the prediction passes of
+    the test and validation metrics, the analysis and `kdplug predict` /
+    `evaluate` read their split sorted by length, the outputs back in its
+    order, and Keras' validation pass of every stage and of the teacher's
+    fine-tuning (`val_loss`, `val_accuracy`) its batches sorted by length;
+    latency and exports stay padded;
     `cmlm-seq2seq` buckets its C-MLM teacher's fine-tuning and its students'
     source/target pairs the same way).
     `length_buckets: true` means every default below; `false` / null (the

@@ -1,10 +1,18 @@
 """`LengthBuckets`: the student's batches grouped by sentence length, each
-cut to its longest sentence (`training.length_buckets:`)."""
+cut to its longest sentence (`training.length_buckets:`); `outputs_by_length`
+and `read_by_length`: a model's outputs over a whole split read the same way,
+each row's put back in the split's order (the teacher-output precompute,
+the prediction passes of evaluation, analysis and `kdplug predict`);
+`dataset_by_length`: a padded split's batches again by length, for Keras'
+validation pass."""
+
+import copy
 
 import numpy as np
 import tensorflow as tf
 
 from kdplug import keys
+from kdplug.data.trimming import pad_tap
 from kdplug.data.trimming import real_lengths
 from kdplug.data.trimming import trim_to_longest
 from kdplug.errors import KdplugError
@@ -148,7 +156,8 @@ def batches_by_length(padding_mask, batch_size):
     own index.
 
     Args:
-        padding_mask: `(n, seq)` array.
+        padding_mask: `(n, seq)` array, or `(n,)` lengths (real positions
+            per row, e.g. `kdplug.data.trimming.real_lengths`).
         batch_size: int >= 1.
 
     Returns:
@@ -157,10 +166,15 @@ def batches_by_length(padding_mask, batch_size):
 
     Examples:
 
-    >>> [list(b) for b in batches_by_length(np.array([[1, 1, 1], [1, 0, 0], [1, 1, 0]]), 2)]
+    >>> [b.tolist() for b in batches_by_length(np.array([[1, 1, 1], [1, 0, 0], [1, 1, 0]]), 2)]
+    [[1, 2], [0]]
+    >>> [b.tolist() for b in batches_by_length(np.array([3, 1, 2]), 2)]
     [[1, 2], [0]]
     """
-    order = np.argsort(np.asarray(padding_mask).sum(axis=1), kind="stable")
+    lengths = np.asarray(padding_mask)
+    if lengths.ndim > 1:
+        lengths = lengths.sum(axis=1)
+    order = np.argsort(lengths, kind="stable")
     return [order[lo:lo + batch_size] for lo in range(0, len(order), int(batch_size))]
 
 
@@ -168,8 +182,10 @@ def outputs_by_length(forward, features, batch_size, multiple=8, restore=None):
     """Per-row outputs of `forward` over padded arrays in memory, read in
     batches of similar length, each cut to its longest row.
 
-    The rows are batched by `batches_by_length` (by `features["padding_mask"]`)
-    and each batch is cut by `trim_to_longest(batch, multiple)`; a batch
+    The rows are batched by `batches_by_length` (by `features["padding_mask"]`,
+    or by `kdplug.data.trimming.real_lengths` for inputs without it, e.g. a
+    word-id student's alone) and each batch is cut by
+    `trim_to_longest(batch, multiple)`; a batch
     shorter than `batch_size` (the last) is filled up with its own rows
     repeated, so an XLA-compiled `forward` compiles one shape per width
     (at most `sequence_length / multiple`) and none for the remainder. Each
@@ -181,7 +197,7 @@ def outputs_by_length(forward, features, batch_size, multiple=8, restore=None):
     Args:
         forward: `fn({name: (batch, width) tensor}) -> {name: tensor}`.
         features: `{name: (n, seq) array}`, padded on the right, with a
-            `padding_mask`.
+            padding mask (`kdplug.keys.PADDED_GROUPS`).
         batch_size: int >= 1 (at most `n` is used).
         multiple: int >= 1. Widths are rounded up to a multiple of this.
         restore: optional `fn(name, (batch, ...) array) -> array` applied
@@ -199,10 +215,13 @@ def outputs_by_length(forward, features, batch_size, multiple=8, restore=None):
                                x, 64)["logits"]
     ```
     """
-    n = len(features[keys.PADDING_MASK])
+    n = len(next(iter(features.values())))
     size = min(int(batch_size), n)
+    lengths = features.get(keys.PADDING_MASK)
+    if lengths is None:
+        lengths = np.asarray(real_lengths(features))
     out = {}
-    for rows in batches_by_length(features[keys.PADDING_MASK], size):
+    for rows in batches_by_length(lengths, size):
         filled = np.resize(rows, size)  # a short batch repeats its rows
         batch = trim_to_longest({k: tf.constant(v[filled]) for k, v in features.items()},
                                 multiple)
@@ -214,3 +233,152 @@ def outputs_by_length(forward, features, batch_size, multiple=8, restore=None):
                 out[name] = np.empty((n, *value.shape[1:]), value.dtype)
             out[name][rows] = value
     return out
+
+
+def read_by_length(forward, dataset, multiple=8):
+    """`outputs_by_length` over a dataset of padded batches: its examples
+    read in batches of similar length, each cut to its longest one, and
+    every output back in the dataset's order, per-token outputs padded back
+    to the padded length (`kdplug.data.trimming.pad_tap`).
+
+    For a prediction pass over a whole split (evaluation, validation
+    metrics, analysis, `kdplug predict`): the dataset's features are read
+    into memory once (its ids: `4 * sequence_length` bytes per input and
+    example), sorted by length over the whole split and batched in the
+    dataset's own batch size (`outputs_by_length`: one shape per width,
+    `sequence_length / multiple` at most, the last batch filled up). The
+    labels are the dataset's, in its order, so `(outputs, labels)` pair up
+    as from a padded pass; every output equals the padded pass's within
+    float tolerance wherever a model masks padding out (every kdplug model
+    in eval mode), except a per-token output at padded positions, which
+    holds what `pad_tap` writes (0 for `logits`) where the padded pass
+    holds the model's output for a padding token (every term and metric
+    reads real positions only).
+
+    Args:
+        forward: `fn(features) -> {tap name: tensor}` (`logits`,
+            `hidden/<i>`, or any per-example name: `pad_tap` pads only a
+            tap's token axes, `kdplug.data.trimming.token_axes`).
+        dataset: batched `(features, labels, ...)` or features alone,
+            every batch padded to the same length (e.g.
+            `TextEncoder.dataset` without length buckets).
+        multiple: int >= 1. Widths are rounded up to a multiple of this.
+
+    Returns:
+        `(outputs, labels)`: `{name: (n, ...) numpy array}` in the
+        dataset's order, and its labels (numpy; None for features alone).
+
+    Raises:
+        KdplugError: the dataset is empty, or its batches are not all of
+            one padded length (a dataset already cut, e.g. by
+            `LengthBuckets.batch`).
+
+    Examples:
+
+    ```python
+    ds = encoder.dataset(splits["test"], 64)          # padded
+    out, labels = read_by_length(
+        lambda x: {"logits": model(x, training=False)}, ds, multiple=8)
+    out["logits"].shape                                # (len(test), classes)
+    ```
+    """
+    features, rest, size = read_padded(dataset)
+    length = padded_length(features)
+    out = outputs_by_length(
+        forward, features, size, multiple,
+        restore=lambda name, value: pad_tap(value, name, length))
+    return out, (rest[0] if rest else None)
+
+
+def read_padded(dataset):
+    """A dataset of padded batches read into memory: `(features, rest,
+    batch_size)`, `features` `{name: (n, ...) numpy array}`, `rest` the
+    arrays after the features in each element (labels, sample weights;
+    `[]` for features alone, up to the first None) and the dataset's batch
+    size (its largest batch), all in the dataset's order.
+
+    Raises:
+        KdplugError: the dataset is empty, or its batches are not all of
+            one padded length (a dataset already cut, e.g. by
+            `LengthBuckets.batch`).
+    """
+    parts, rest = {}, []
+    for element in dataset:
+        features, *others = element if isinstance(element, tuple) else (element,)
+        others = others[:next((i for i, v in enumerate(others) if v is None),
+                              len(others))]
+        for i, value in enumerate(others):
+            if i == len(rest):
+                rest.append([])
+            rest[i].append(np.asarray(value))
+        for name, value in features.items():
+            parts.setdefault(name, []).append(np.asarray(value))
+    if not parts:
+        raise KdplugError("reading in length buckets: the dataset has no batches")
+    uneven = sorted(name for name, values in parts.items()
+                    if len({v.shape[1:] for v in values}) > 1)
+    if uneven:
+        raise KdplugError(
+            f"reading in length buckets needs batches padded to one length, and "
+            f"{', '.join(uneven)} vary: this dataset is already cut to lengths; "
+            "read it without length buckets")
+    size = max(len(v) for v in next(iter(parts.values())))  # the dataset's batch
+    features = {name: np.concatenate(values) for name, values in parts.items()}
+    return features, [np.concatenate(values) for values in rest], size
+
+
+def dataset_by_length(dataset, buckets):
+    """The examples of a dataset of padded batches again, in batches of
+    similar length, each cut to its longest one: for a pass that averages
+    per-example values over a whole split (Keras' validation pass of
+    `fit`: `val_loss`, `val_<term>`, `val_accuracy`).
+
+    The dataset is read into memory once (`read_padded`: its ids, `4 *
+    sequence_length` bytes per input and example), the whole split sorted
+    by length (stable) and cut into batches of the dataset's own batch
+    size, in order from short to long, not shuffled, each cut to its
+    longest sentence rounded up to `buckets.multiple` (`LengthBuckets.batch`
+    with one window over the split): a compiled step sees at most
+    `sequence_length / multiple` widths, plus one shape for the last,
+    partial batch (as a bucketed training epoch). The examples are the
+    dataset's, each once, with their labels: a value Keras or kdplug
+    averages over examples (a `keras.metrics.Mean` weighted by batch size,
+    every Distiller term, accuracy) comes out as the padded pass's within
+    float tolerance; one averaged per batch first would not (none is).
+
+    Args:
+        dataset: batched `(features, labels[, weights])` or features alone,
+            every batch padded to the same length (e.g. `TextEncoder.
+            dataset` without length buckets).
+        buckets: the run's `LengthBuckets` (its `multiple`; its `window` is
+            replaced by one window over the split).
+
+    Returns:
+        A `tf.data.Dataset` of as many batches as `dataset`.
+
+    Raises:
+        KdplugError: as `read_padded`.
+
+    Examples:
+
+    ```python
+    val_ds = encoder.dataset(splits["validation"], 64)       # padded
+    distiller.fit(train_ds, validation_data=dataset_by_length(val_ds, buckets))
+    ```
+    """
+    features, rest, size = read_padded(dataset)
+    n = len(next(iter(features.values())))
+    whole = copy.copy(buckets)  # a subclass keeps its own lengths and trim
+    whole.window = num_batches(n, size)
+    examples = tf.data.Dataset.from_tensor_slices((features, *rest) if rest else features)
+    return whole.batch(examples, size, n).prefetch(tf.data.AUTOTUNE)
+
+
+def padded_length(features):
+    """The padded length of `features`: the width of its `padding_mask`, or
+    of the widest padding mask it holds (`kdplug.keys.PADDED_GROUPS`); None
+    without one."""
+    if keys.PADDING_MASK in features:
+        return features[keys.PADDING_MASK].shape[1]
+    return max((features[m].shape[1] for m in keys.PADDED_GROUPS if m in features),
+               default=None)

@@ -8,12 +8,16 @@ steps, per-token terms average over real tokens only), so a batch cut to
 its longest sequence gives the same per-example outputs for less work.
 `trim_to_longest` is the one implementation, used by the teacher pipeline
 (`kdplug.teacher.pipeline`) and by the student's length buckets
-(`kdplug.data.length_buckets`).
+(`kdplug.data.length_buckets`); `pad_tap` puts an output computed on a cut
+batch back to the padded length (the teacher-output cache, predictions
+read in length buckets).
 """
 
+import numpy as np
 import tensorflow as tf
 
 from kdplug import keys
+from kdplug.models.attention_logits import MASKED_SCORE
 
 # Teacher taps with one vector per token, `(batch, seq, width)`, and attention
 # maps, `(batch, heads, seq, seq)`: cut along the token axes.
@@ -132,3 +136,45 @@ def trim_to_longest(features, multiple=8, groups=keys.PADDED_GROUPS):
 def real_count(mask):
     """Nonzero entries of each row of a `(batch, seq)` mask, int32."""
     return tf.reduce_sum(tf.cast(tf.cast(mask, "bool"), "int32"), axis=-1)
+
+
+def pad_tap(value, tap, length):
+    """A batch of tap `tap` computed on inputs cut to a shorter width,
+    padded back along its token axes (`token_axes`) to `length`, as a
+    padded batch stores it.
+
+    Positions past the cut are padding in every example of the batch, and
+    hold what the padded teacher gives a masked key: 0 in `attention/<i>`,
+    `MASKED_SCORE` in `attention_scores/<i>` (whole rows of them for the
+    padded queries), 0 in `embeddings` and `hidden/<i>`. So every masked
+    key of an attention map is stored exactly as padded; a padded position's
+    own hidden state and a padded query's scores of the real keys, which
+    the padded teacher computes from the padding token, are not: every
+    term and model masks those positions out. Per-token `logits` (rank 3)
+    get 0 there too: the terms and metrics read real positions only
+    (`kdplug.terms.span_positions`, labels `-1` on padding).
+
+    Args:
+        value: `(batch, ...)` numpy array of the tap.
+        tap: the tap's name.
+        length: the padded length (`data.sequence_length`).
+
+    Returns:
+        `value` padded to `length` on every token axis (unchanged for
+        per-example taps such as a sentence's `logits`).
+
+    Examples:
+
+    >>> pad_tap(np.ones((1, 2, 3)), "hidden/1", 4)[0, :, 0].tolist()
+    [1.0, 1.0, 0.0, 0.0]
+    """
+    axes = token_axes(tap, value.ndim)
+    if not axes:
+        return value
+    widths = [(0, 0)] * value.ndim
+    for axis in axes:
+        widths[axis] = (0, length - value.shape[axis])
+    fill = 0
+    if tap.startswith("attention_scores/"):
+        fill = -3e4 if value.dtype == np.float16 else MASKED_SCORE  # as mask_padded_keys
+    return np.pad(value, widths, constant_values=fill)

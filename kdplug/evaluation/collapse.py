@@ -4,6 +4,8 @@ import math
 
 import numpy as np
 
+from kdplug.evaluation.span_decoding import within_windows
+
 # A classifier has collapsed when one class takes at least this share of its
 # predictions while the split's largest class holds at most `MAX_LABEL_SHARE`.
 MIN_PREDICTION_SHARE = 0.95
@@ -44,7 +46,8 @@ def collapse_check(label_kind, outputs, labels):
             class ids), `"tags"` (logits `(n, T, C)`, ids, `< 0` ignored),
             `"float"` (values), `"multi"` (logits `(n, L)`, 0/1 labels)
             or `"span"` (start and end logits `(n, T, 2)`, window labels
-            `(n, 4)` whose first column is the gold start token: collapsed
+            `(n, 4)` whose first column is the gold start token and last
+            the window's length, past which no start is counted: collapsed
             when one start position wins for nearly every window while the
             gold starts are spread out, e.g. "no answer" everywhere).
         outputs: the model's outputs on the split (numpy).
@@ -65,7 +68,7 @@ def collapse_check(label_kind, outputs, labels):
     """
     outputs, labels = np.asarray(outputs), np.asarray(labels)
     if label_kind == "span":  # the start position plays the class
-        outputs, labels = outputs[..., 0], labels[:, 0]
+        outputs, labels = within_windows(outputs, labels)[..., 0], labels[:, 0]
     if label_kind in ("class", "tags", "span"):
         keep = labels.reshape(-1) >= 0
         predicted = outputs.reshape(-1, outputs.shape[-1]).argmax(-1)[keep]

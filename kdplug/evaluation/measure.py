@@ -20,6 +20,7 @@ import numpy as np
 import tensorflow as tf
 
 from kdplug.config.sections import EvaluationConfig
+from kdplug.data.length_buckets import read_by_length
 
 LATENCY_RUNS = EvaluationConfig.latency_runs  # `evaluation.latency_runs`' default
 _FORWARDS = weakref.WeakKeyDictionary()  # model -> {(tap, jit): tf.function}
@@ -47,7 +48,7 @@ def masked_accuracy(outputs, labels):
     return int((pred[keep] == labels[keep]).sum()), int(keep.sum())
 
 
-def predict_outputs(model, dataset, tap=None, jit_compile=False):
+def predict_outputs(model, dataset, tap=None, jit_compile=False, length_buckets=None):
     """Runs `model` over a `(features, labels)` dataset.
 
     Args:
@@ -56,11 +57,34 @@ def predict_outputs(model, dataset, tap=None, jit_compile=False):
         dataset: batched `(features, labels)`.
         tap: e.g. `"logits/sst"` to read one head of a multi-task student.
         jit_compile: XLA-compile the forward pass.
+        length_buckets: a `kdplug.data.length_buckets.LengthBuckets` (a
+            run's `training.length_buckets`): the dataset's examples are
+            read in batches of similar length, each cut to its longest one
+            (`kdplug.data.length_buckets.read_by_length`: the whole split
+            sorted, the dataset's batch size, widths rounded up to
+            `length_buckets.multiple`; an XLA-compiled pass compiles one
+            shape per width), and the outputs come back in the dataset's
+            order, per-token outputs padded back to the padded length: the
+            padded pass's outputs within float tolerance. The dataset must
+            be padded (every batch one length). None: the batches as they
+            are.
 
     Returns:
         `(outputs, labels)` as numpy arrays, in dataset order.
+
+    Examples:
+
+    ```python
+    outputs, labels = predict_outputs(student, test_ds)
+    same, _ = predict_outputs(student, test_ds, length_buckets=LengthBuckets())
+    ```
     """
     forward = forward_function(model, tap, jit_compile)
+    if length_buckets is not None:
+        name = "logits" if tap is None or tap.startswith("logits") else tap
+        outputs, labels = read_by_length(lambda x: {name: forward(x)}, dataset,
+                                         length_buckets.multiple)
+        return outputs[name].astype("float32"), labels
     outputs, labels = [], []
     for x, y in dataset:
         outputs.append(np.asarray(forward(x), dtype="float32"))
@@ -141,11 +165,13 @@ def _batch_open(value):
     return spec
 
 
-def accuracy(model, dataset, jit_compile=True):
+def accuracy(model, dataset, jit_compile=True, length_buckets=None):
     """Top-1 accuracy of a logits model on a `(features, labels)` dataset;
     examples with label `< 0` are left out (`jit_compile`: XLA-compile the
-    forward pass, worth it on a large split)."""
-    outputs, labels = predict_outputs(model, dataset, jit_compile=jit_compile)
+    forward pass, worth it on a large split; `length_buckets`: read it by
+    length, see `predict_outputs`)."""
+    outputs, labels = predict_outputs(model, dataset, jit_compile=jit_compile,
+                                      length_buckets=length_buckets)
     correct, total = masked_accuracy(outputs, labels)
     return correct / max(total, 1)
 

@@ -7,7 +7,11 @@ import dataclasses
 
 import numpy as np
 
-__all__ = ["SpanAnswer", "best_span"]
+__all__ = ["SpanAnswer", "best_span", "within_windows"]
+
+# A window's label is (start, end, window id, length): the length's column
+# (`kdplug.terms.span_positions.LENGTH`, which needs Keras).
+LENGTH = 3
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,3 +93,30 @@ def best_span(context, start_logits, end_logits, offsets, n_best=20,
     char_start, char_end = int(spans[s][0]), int(spans[e][1])
     return SpanAnswer(context[char_start:char_end], char_start, score,
                       null_score, window)
+
+
+def within_windows(logits, labels):
+    """Per-token logits of windows with every position at or past a
+    window's length (its padding) set to -inf, so that what is decoded
+    from them (`best_span`'s top candidates, an argmax) never depends on
+    what a model gives a padding token: the same whether the windows were
+    read padded to `data.sequence_length` or cut to their batch's longest
+    one (`kdplug.data.length_buckets.read_by_length`), as the span terms
+    mask them (`kdplug.terms.span_positions.span_logits`).
+
+    Args:
+        logits: `(n, seq, ...)` array (start and end logits: `(n, seq, 2)`).
+        labels: `(n, 4)` window labels: start, end, window id, length.
+
+    Returns:
+        A float array of `logits`' shape.
+
+    Examples:
+        >>> within_windows(np.ones((1, 3, 2)), np.array([[1, 1, 0, 2]]))[0, :, 0].tolist()
+        [1.0, 1.0, -inf]
+    """
+    logits = np.asarray(logits)
+    lengths = np.asarray(labels)[:, LENGTH]
+    real = np.arange(logits.shape[1])[None, :] < lengths[:, None]
+    real = real.reshape(real.shape + (1,) * (logits.ndim - 2))
+    return np.where(real, logits, -np.inf)

@@ -3,6 +3,7 @@
 import keras
 
 from kdplug import storage
+from kdplug.data.length_buckets import dataset_by_length
 from kdplug.data.masking import needs_masking
 from kdplug.data.readers import describe_sources
 from kdplug.data.readers import read_splits
@@ -35,6 +36,7 @@ from kdplug.run_files import ANALYSIS
 from kdplug.run_files import EXPORT
 from kdplug.run_files import EXPORT_LABELS
 from kdplug.run_files import LABEL_MAP
+from kdplug.run_files import PREDICTIONS
 from kdplug.run_files import STUDENT_FILE
 from kdplug.run_files import STUDENT_TOKENIZER
 from kdplug.run_files import WORD_VOCABULARY
@@ -101,9 +103,15 @@ class SingleTaskRunner(Runner):
             teacher, encoder, train, [s for s in stages if not s.own_inputs])
         buckets = ctx.length_buckets()
         train_ds = self._train_dataset(encoder, words, train, outputs, buckets)
-        # Evaluation stays padded (one compiled shape; a split read once per
-        # epoch saves less than compiling every width costs).
+        # Evaluation datasets stay padded (the latency example and the exports
+        # need the fixed shape); the prediction passes over them (test metrics,
+        # validation metrics, collapse check) read them in length buckets
+        # (`evaluate`), and Keras' validation pass (val_loss, val_accuracy)
+        # reads the validation split's examples in length buckets of its own:
+        # the same per-example means as the padded batches.
         val_ds = self._eval_dataset(encoder, words, splits["validation"])
+        fit_val_ds = (dataset_by_length(val_ds, buckets)
+                      if buckets is not None and val_ds is not None else None)
         split = self._evaluation_split(splits)  # test, or validation without one
         test_ds = self._eval_dataset(encoder, words, splits[split])
         runner = StageRunner(ctx)
@@ -115,7 +123,8 @@ class SingleTaskRunner(Runner):
                     stage, encoder, words, train, buckets, teacher)
             histories[stage.name] = runner.run(
                 index, stage, student, stage_teacher, stage_train, val_ds,
-                tokenizer=tokenizer, last=index == len(stages) - 1)
+                tokenizer=tokenizer, last=index == len(stages) - 1,
+                fit_val_ds=fit_val_ds)
         # measured and exported as they are deployed: computing in float32
         # (a mixed-precision model keeps float32 weights)
         teacher, student = float32_copy(teacher), float32_copy(student)
@@ -300,8 +309,10 @@ class SingleTaskRunner(Runner):
     def evaluate(self, teacher, student, test_ds, test_examples, split="test"):
         """The task's primary metric (accuracy, Pearson, micro F1) and
         `evaluation.metrics` on `split` (from one prediction pass per
-        model, XLA-compiled when `training.jit_compile` is), parameters and
-        batch-1 latency of both models."""
+        model, XLA-compiled when `training.jit_compile` is; in batches of
+        similar length with `training.length_buckets`, the outputs back in
+        the split's order: `predict_outputs`), parameters and batch-1
+        latency of both models (on the padded first example)."""
         cfg, task = self.context.config, self.task
         names = cfg.evaluation.for_kind(task.name)
         measured = task.metric_names(cfg.evaluation)
@@ -315,9 +326,12 @@ class SingleTaskRunner(Runner):
             "test_examples": test_examples,
             "latency_runs": cfg.evaluation.latency_runs,
         }
+        predictions = {}
         for role, model in (("teacher", teacher), ("student", student)):
             outputs, labels = predict_outputs(model, test_ds,
-                                              jit_compile=cfg.training.jit_compile)
+                                              jit_compile=cfg.training.jit_compile,
+                                              length_buckets=self.context.length_buckets())
+            predictions.update({role: outputs, "labels": labels})
             values = task.metrics(measured, outputs, labels)
             report[role] = {
                 task.primary: values[task.primary],
@@ -332,6 +346,8 @@ class SingleTaskRunner(Runner):
                 self.context.log.warning(
                     "the %s has collapsed to one answer: on the %s split it %s; %s",
                     role, split, report[role]["collapse"]["text"], ADVICE)
+        if self.context.is_chief:
+            storage.write_npz(self.context.path(PREDICTIONS), predictions)
         return report
 
     def export(self, student, test_ds, label_map=None, keras_file=None, tokenizer=None):
@@ -396,10 +412,12 @@ class SingleTaskRunner(Runner):
             encoder, words, examples, batch)
         behaviour = cfg.analysis.behaviour
         examples = splits[behaviour.split] if behaviour else None
-        jit = cfg.training.jit_compile
+        jit, buckets = cfg.training.jit_compile, self.context.length_buckets()
         analyze_models(
-            AnalysedModel("teacher", teacher, dataset, role="teacher", jit_compile=jit),
-            [AnalysedModel("student", student, dataset, jit_compile=jit)],
+            AnalysedModel("teacher", teacher, dataset, role="teacher", jit_compile=jit,
+                          length_buckets=buckets),
+            [AnalysedModel("student", student, dataset, jit_compile=jit,
+                           length_buckets=buckets)],
             examples=examples, corpus_texts=splits["train"].texts,
             output_dir=self.context.path(ANALYSIS), config=cfg.analysis,
             base_dir=cfg.base_dir, title=f"{cfg.name}: teacher vs student",

@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from kdplug import storage
 from kdplug.data.batch_mix import BatchMix
+from kdplug.data.masking import needs_masking
 from kdplug.data.masking import stage_dataset
 from kdplug.errors import ConfigError
 from kdplug.run.run_folder import ways_out
@@ -82,7 +83,7 @@ class StageRunner:
         self.context = context
 
     def run(self, index, stage, student, teacher, train_ds, val_ds, tokenizer=None,
-            metrics=None, last=True):
+            metrics=None, last=True, fit_val_ds=None):
         """Trains (or reloads) one stage; returns its `StageHistory`.
 
         The steps: `_reload` a stage an earlier run finished; else
@@ -102,6 +103,14 @@ class StageRunner:
                 None means accuracy, `()` none (e.g. multi-task students).
             last: whether this is the run's last stage (where
                 `training.early_stopping` applies unless it names stages).
+            fit_val_ds: the batches Keras' validation pass reads (`val_loss`,
+                `val_<term>`, `val_<metric>`): the examples of `val_ds` in
+                other batches, e.g. in length buckets
+                (`kdplug.data.length_buckets.dataset_by_length`), whose
+                per-example means are `val_ds`'s; None: `val_ds`. The
+                callbacks (validation metrics, checks) read `val_ds`, and so
+                does a stage that masks its inputs (its masks are drawn per
+                batch).
         """
         files = StageFiles(self.context, index, stage)
         recorded = self._reload(stage, student, files)
@@ -110,6 +119,7 @@ class StageRunner:
         ctx = self.context
         cfg = ctx.config.training
         train_ds, val_ds = self._prepare(index, stage, student, train_ds, val_ds, tokenizer)
+        fit_val_ds = fit_validation(stage, val_ds, fit_val_ds)
         epochs = stage.epochs or cfg.epochs
         steps = cfg.steps_per_epoch or int(train_ds.cardinality())
         custom_metrics = None if metrics is None else list(metrics)
@@ -117,9 +127,11 @@ class StageRunner:
         scores = self._validation_metrics(student, val_ds) if metrics is None else None
         distiller = self._compile(stage, files.tag, student, teacher, metrics,
                                   steps * epochs)
-        train_ds, val_ds = self._pipelined(distiller, teacher, train_ds, val_ds)
+        # the checks predict the student alone: the validation batches before
+        # the teacher pipeline adds the teacher's taps to them
         checks = self._checks(stage, student, val_ds, scores,
                              own_metrics=custom_metrics is not None)
+        train_ds, fit_val_ds = self._pipelined(distiller, teacher, train_ds, fit_val_ds)
         if checks.mix is not None:  # counts the first epoch's labels as read
             train_ds = checks.mix.tap(train_ds)
         history = RunHistory(files.step_history, every=ctx.log_every_steps,
@@ -130,7 +142,7 @@ class StageRunner:
         ctx.log.info("stage %s: %d epoch(s) x %d steps, terms: %s", stage.name,
                      epochs, steps, ", ".join(t.name for t in stage.terms))
         with ctx.timers(f"stage {stage.name}"):
-            self._fit(distiller, train_ds, val_ds, callbacks, epochs, files,
+            self._fit(distiller, train_ds, fit_val_ds, callbacks, epochs, files,
                       custom_metrics)
         ctx.log.info("stage %s: done, %d optimizer steps", stage.name,
                      int(distiller.optimizer.iterations.numpy()))
@@ -355,7 +367,8 @@ class StageRunner:
                  if name not in task.compiled_metrics]
         if not names or val_ds is None:
             return None
-        return ValidationMetrics(student, val_ds, names, compute=task.metrics)
+        return ValidationMetrics(student, val_ds, names, compute=task.metrics,
+                                 length_buckets=self.context.length_buckets())
 
     def _checks(self, stage, student, val_ds, scores, own_metrics):
         """`StageChecks` for a stage: the label mix of its training batches
@@ -374,7 +387,8 @@ class StageRunner:
         return StageChecks(
             stage.name, BatchMix.for_task(task), student if trains_head else None,
             val_ds, task.label_kind, plateau,
-            predictions=None if scores is None else scores.predictions)
+            predictions=None if scores is None else scores.predictions,
+            length_buckets=self.context.length_buckets())
 
     def _pipelined(self, distiller, teacher, train_ds, val_ds):
         """`teacher.pipeline:`: the online teacher's taps computed in the
@@ -468,6 +482,18 @@ class StageFiles:
         self.best = context.path(BACKUP, STAGE_BEST.format(tag=tag))
         self.logs = context.path(TENSORBOARD, tag)
         self.step_logs = context.path(TENSORBOARD, tag, TENSORBOARD_STEPS)
+
+
+def fit_validation(stage, val_ds, fit_val_ds):
+    """What Keras' validation pass of `stage` reads: `fit_val_ds` (e.g.
+    `val_ds`'s examples in length buckets, `dataset_by_length`), or the
+    stage's `val_ds` (as `_prepare` made it) when there is none, or when
+    the stage masks its inputs: its validation masks are drawn per batch
+    (`kdplug.data.masking.apply_masking`), so other batches would draw
+    other masks, and `val_loss` would not be the padded batches'."""
+    if fit_val_ds is None or val_ds is None or needs_masking(stage.terms):
+        return val_ds
+    return fit_val_ds
 
 
 def stage_tag(index, stage):

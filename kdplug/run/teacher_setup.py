@@ -112,7 +112,8 @@ class TeacherSetup:
     def finetune(self, teacher, source, encoder, train, validation, objective=None,
                  config=None, finetuner=None):
         """Fine-tunes `teacher` in place (or loads the cached weights), in
-        length buckets when `training.length_buckets` is on.
+        length buckets when `training.length_buckets` is on: its training
+        batches, and every pass over the dev split (`TeacherFinetuner.run`).
 
         Args:
             teacher, source: from `load()`.
@@ -135,7 +136,7 @@ class TeacherSetup:
                                    seed=teacher_seed(cfg),
                                    length_buckets=ctx.length_buckets())
         val_ds = None
-        if validation is not None:
+        if validation is not None:  # padded; every pass reads it by length
             val_ds = encoder.dataset(
                 validation, max(cfg.training.batch_size, EVAL_BATCH_SIZE))
         with ctx.strategy.scope():
@@ -143,6 +144,7 @@ class TeacherSetup:
                 teacher, train_ds, val_ds,
                 jit_compile=(resolve_jit_compile(cfg.training.jit_compile)
                              and fit_can_jit_compile(ctx.strategy)),
+                length_buckets=ctx.length_buckets(),
             )
 
 

@@ -128,10 +128,18 @@ class TrainedRun:
                                    roles=tuple(roles or self.roles))
 
     def outputs(self, role, dataset, jit_compile=False):
-        """`(outputs, labels)` of one model over a dataset (numpy, in order)."""
+        """`(outputs, labels)` of one model over a dataset (numpy, in order).
+
+        A run trained with `training.length_buckets` reads the dataset (the
+        padded batches of `dataset()`) in batches of similar length, each
+        cut to its longest one (`predict_outputs(..., length_buckets=)`):
+        the same outputs, in the same order, for less work. (The exports,
+        `kdplug export`, keep the fixed padded shape a deployed model is
+        called with.)"""
         from kdplug.evaluation.measure import predict_outputs
 
-        return predict_outputs(self.model(role), dataset, jit_compile=jit_compile)
+        return predict_outputs(self.model(role), dataset, jit_compile=jit_compile,
+                               length_buckets=self.models.length_buckets())
 
     def predict(self, texts, pairs=None, role="student", batch_size=None):
         """One record per text: the model's prediction in the run's terms.

@@ -176,8 +176,11 @@ class ExtractiveQATask(Task):
         """`{question id: SpanAnswer}`: each question's best span over the
         windows of it in `labels` (window ids registered by `windows`)."""
         from kdplug.evaluation.span_decoding import best_span
+        from kdplug.evaluation.span_decoding import within_windows
 
-        outputs, labels = np.asarray(outputs), np.asarray(labels)
+        # a window's padding never competes, however it was read
+        labels = np.asarray(labels)
+        outputs = within_windows(outputs, labels)
         by_question = {}
         for row, window in enumerate(labels[:, WINDOW]):
             by_question.setdefault(self._window_question[int(window)], []).append(row)

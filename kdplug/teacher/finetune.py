@@ -9,6 +9,7 @@ import time
 import numpy as np
 
 from kdplug import storage
+from kdplug.data.length_buckets import dataset_by_length
 from kdplug.data.readers import source_fingerprints
 from kdplug.errors import ConfigError
 from kdplug.errors import TrainingError
@@ -162,8 +163,25 @@ class TeacherFinetuner:
     def _path(self, name):
         return os.path.join(self.cache_dir, name)
 
-    def run(self, teacher, train_ds, val_ds, jit_compile=True):
-        """Fine-tunes (or loads) `teacher` in place; returns an info dict."""
+    def run(self, teacher, train_ds, val_ds, jit_compile=True, length_buckets=None):
+        """Fine-tunes (or loads) `teacher` in place; returns an info dict.
+
+        Args:
+            teacher: the model, compiled here with the objective's loss.
+            train_ds: the training batches (padded or length-bucketed).
+            val_ds: the dev split's batches, or None.
+            jit_compile: XLA-compile the fine-tuning's steps.
+            length_buckets: a `kdplug.data.length_buckets.LengthBuckets`
+                (`training.length_buckets`), for a padded `val_ds`: every
+                pass over the dev split reads it in batches of similar
+                length, each cut to its longest sentence: Keras' validation
+                pass of `fit` (`val_loss`, `val_accuracy`, for early
+                stopping: `dataset_by_length`; the objective's loss is a
+                per-example mean, so they are the padded pass's), the
+                objective's validation metrics and `info`'s dev-split
+                metrics (`predict_outputs`, the outputs back in the split's
+                order). None: `val_ds` as it is (padded, or already cut).
+        """
         info = storage.read_json(self._path(INFO))
         trained = storage.read_json(self._path(TRAINED))
         if os.path.isfile(self.weights_path) and (info is not None or trained is not None):
@@ -184,7 +202,8 @@ class TeacherFinetuner:
                     self._compile(teacher, train_ds, jit_compile)  # as evaluated after fit
                     for leftover in (BACKUP, EARLY_STOPPING):  # if killed before
                         shutil.rmtree(self._path(leftover), ignore_errors=True)
-                    return dict(self._complete(teacher, val_ds, trained), cached=True)
+                    return dict(self._complete(teacher, val_ds, trained, length_buckets),
+                                cached=True)
                 log.info("teacher: loaded fine-tuned weights from %s", self.cache_dir)
                 return dict(info, cached=True)
             log.warning("teacher: the cached weights in %s %s; removing them and "
@@ -207,7 +226,7 @@ class TeacherFinetuner:
         storage.mark_entry(self.cache_dir, "teacher", os.path.basename(self.cache_dir),
                            source=str(self.source))
         try:
-            history = self._fit(teacher, train_ds, val_ds, best, backup)
+            history = self._fit(teacher, train_ds, val_ds, best, backup, length_buckets)
         except TrainingError:  # diverged: nothing to resume from, nothing cached
             shutil.rmtree(self.cache_dir, ignore_errors=True)
             raise
@@ -228,7 +247,7 @@ class TeacherFinetuner:
         backup.remove()  # not before: a kill until now resumes at the last epoch
         if best:
             best.cleanup()
-        info = self._complete(teacher, val_ds, trained)
+        info = self._complete(teacher, val_ds, trained, length_buckets)
         log.info("teacher: cached fine-tuned weights in %s", self.cache_dir)
         return dict(info, cached=False)
 
@@ -250,45 +269,54 @@ class TeacherFinetuner:
         )
         return steps
 
-    def _complete(self, teacher, val_ds, trained):
+    def _complete(self, teacher, val_ds, trained, length_buckets=None):
         """Writes the entry's `info.json` (last: the entry is complete) from
         the fine-tuning's `trained.json` record and the objective's metrics
-        of the fine-tuned `teacher`; returns it."""
+        of the fine-tuned `teacher` (read in `length_buckets` when given: an
+        objective's `info` takes them as a keyword then); returns it."""
+        by_length = {} if length_buckets is None else {"length_buckets": length_buckets}
         info = {"seconds": trained["seconds"],
-                **self.objective.info(trained["history"], teacher, val_ds)}
+                **self.objective.info(trained["history"], teacher, val_ds, **by_length)}
         if trained["early_stopping"] is not None:
             info["early_stopping"] = trained["early_stopping"]
         storage.write_json(self._path(INFO), info, indent=None)
         os.remove(self._path(TRAINED))
         return info
 
-    def _fit(self, teacher, train_ds, val_ds, best, backup):
+    def _fit(self, teacher, train_ds, val_ds, best, backup, length_buckets=None):
         """`teacher.fit` for `teacher.finetune.epochs`, resumable from
         `backup` (a `ResumableBackup`; returns the History of the epochs it
-        trains)."""
+        trains). With early stopping, Keras' validation pass reads `val_ds`,
+        in `length_buckets` when given (`dataset_by_length`), and the
+        objective's validation metrics `val_ds` by length (`_scores`)."""
         ft = self.config.teacher.finetune
+        fit_val_ds = val_ds if best else None
+        if fit_val_ds is not None and length_buckets is not None:
+            fit_val_ds = dataset_by_length(val_ds, length_buckets)
         return teacher.fit(
             train_ds, epochs=ft.epochs,
-            validation_data=val_ds if best else None,
+            validation_data=fit_val_ds,
             verbose=keras_verbosity(self.config.training.verbose),
             shuffle=False,  # the dataset reshuffles itself every epoch
             callbacks=[StopOnNaN("teacher fine-tuning",
                                  learning_rate_field="teacher.finetune.learning_rate"),
-                       *self._scores(best, teacher, val_ds),
+                       *self._scores(best, teacher, val_ds, length_buckets),
                        *([best] if best else []),
                        backup,
                        *progress_lines("teacher fine-tuning",
                                        self.config.training.verbose)],
         )
 
-    def _scores(self, best, teacher, val_ds):
+    def _scores(self, best, teacher, val_ds, length_buckets=None):
         """`[ValidationMetrics]` logging the objective's validation metrics
         (`objective.scores()`: e.g. `val_pearson`) for early stopping to
-        watch; none without early stopping or such metrics."""
+        watch, its prediction pass in `length_buckets` when given; none
+        without early stopping or such metrics."""
         names, compute = getattr(self.objective, "scores", lambda: ([], None))()
         if best is None or not names:
             return []
-        return [ValidationMetrics(teacher, val_ds, names, compute=compute)]
+        return [ValidationMetrics(teacher, val_ds, names, compute=compute,
+                                  length_buckets=length_buckets)]
 
     def _early_stopping(self, val_ds):
         """`KeepBestEpoch` for `teacher.finetune.early_stopping` (None

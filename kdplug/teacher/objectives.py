@@ -3,7 +3,9 @@
 `TeacherFinetuner` trains a teacher with an objective; the objective decides
 the loss, what the validation split is measured with, and contributes to the
 cache key, so that teachers fine-tuned for different objectives on the same
-file never share an entry.
+file never share an entry. Its `info(history, teacher, val_ds)` reports the
+dev split, read in length buckets when `TeacherFinetuner.run` passes
+`length_buckets=` (only then: an objective of its own may leave it out).
 
 Examples:
 
@@ -46,11 +48,12 @@ class ClassificationObjective:
         early stopping (`ValidationMetrics`); none here."""
         return [], None
 
-    def info(self, history, teacher, val_ds):
+    def info(self, history, teacher, val_ds, length_buckets=None):
         return {
             "train_accuracy": float(history["accuracy"][-1]),
             # the dev split, small: traced like the other objectives', no XLA
-            "validation_accuracy": (accuracy(teacher, val_ds, jit_compile=False)
+            "validation_accuracy": (accuracy(teacher, val_ds, jit_compile=False,
+                                             length_buckets=length_buckets)
                                     if val_ds else None),
         }
 
@@ -73,10 +76,11 @@ class RegressionObjective:
     def scores(self):
         return ["pearson", "spearman", "mse"], regression_metrics
 
-    def info(self, history, teacher, val_ds):
+    def info(self, history, teacher, val_ds, length_buckets=None):
         info = {"train_mse": float(history["loss"][-1]), "validation": None}
         if val_ds is not None:
-            outputs, labels = predict_outputs(teacher, val_ds)
+            outputs, labels = predict_outputs(teacher, val_ds,
+                                              length_buckets=length_buckets)
             info["validation"] = task_metrics("regression", outputs, labels)
         return info
 
@@ -99,10 +103,11 @@ class MultiLabelObjective:
     def scores(self):
         return ["f1_micro", "f1_macro", "exact_match"], multi_label_metrics
 
-    def info(self, history, teacher, val_ds):
+    def info(self, history, teacher, val_ds, length_buckets=None):
         info = {"train_bce": float(history["loss"][-1]), "validation": None}
         if val_ds is not None:
-            outputs, labels = predict_outputs(teacher, val_ds)
+            outputs, labels = predict_outputs(teacher, val_ds,
+                                              length_buckets=length_buckets)
             info["validation"] = multi_label_metrics(
                 ["f1_micro", "f1_macro", "exact_match"], outputs, labels)
         return info
@@ -139,10 +144,11 @@ class TokenClassificationObjective:
 
         return token_metrics(names, outputs, labels, self.label_names)
 
-    def info(self, history, teacher, val_ds):
+    def info(self, history, teacher, val_ds, length_buckets=None):
         info = {"train_ce": float(history["loss"][-1]), "validation": None}
         if val_ds is not None:
-            outputs, labels = predict_outputs(teacher, val_ds)
+            outputs, labels = predict_outputs(teacher, val_ds,
+                                              length_buckets=length_buckets)
             info["validation"] = self._metrics(["entity_f1", "token_accuracy"],
                                                outputs, labels)
         return info
@@ -177,10 +183,11 @@ class ExtractiveQAObjective:
     def scores(self):
         return list(self.validation_metrics), self.task.metrics
 
-    def info(self, history, teacher, val_ds):
+    def info(self, history, teacher, val_ds, length_buckets=None):
         info = {"train_ce": float(history["loss"][-1]), "validation": None}
         if val_ds is not None:
-            outputs, labels = predict_outputs(teacher, val_ds)
+            outputs, labels = predict_outputs(teacher, val_ds,
+                                              length_buckets=length_buckets)
             info["validation"] = self.task.metrics(list(self.validation_metrics),
                                                    outputs, labels)
         return info

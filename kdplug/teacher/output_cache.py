@@ -39,10 +39,9 @@ from kdplug import keys
 from kdplug import storage
 from kdplug.data.examples import examples_fingerprint
 from kdplug.data.length_buckets import outputs_by_length
-from kdplug.data.trimming import token_axes
+from kdplug.data.trimming import pad_tap
 from kdplug.errors import KdplugError
 from kdplug.evaluation.measure import any_batch
-from kdplug.models.attention_logits import MASKED_SCORE
 from kdplug.storage import cache_root
 from kdplug.storage import fingerprint
 from kdplug.storage import format_size
@@ -627,46 +626,6 @@ class DamagedEntry(KdplugError):
     def __init__(self, files):
         self.files = files
         super().__init__(", ".join(f"{f}: {why}" for f, why in files))
-
-
-def pad_tap(value, tap, length):
-    """A batch of tap `tap` computed on inputs cut to a shorter width,
-    padded back along its token axes (`token_axes`) to `length`, as a
-    padded batch stores it.
-
-    Positions past the cut are padding in every example of the batch, and
-    hold what the padded teacher gives a masked key: 0 in `attention/<i>`,
-    `MASKED_SCORE` in `attention_scores/<i>` (whole rows of them for the
-    padded queries), 0 in `embeddings` and `hidden/<i>`. So every masked
-    key of an attention map is stored exactly as padded; a padded position's
-    own hidden state and a padded query's scores of the real keys, which
-    the padded teacher computes from the padding token, are not: every
-    term and model masks those positions out.
-
-    Args:
-        value: `(batch, ...)` numpy array of the tap.
-        tap: the tap's name.
-        length: the padded length (`data.sequence_length`).
-
-    Returns:
-        `value` padded to `length` on every token axis (unchanged for
-        per-example taps such as a sentence's `logits`).
-
-    Examples:
-
-    >>> pad_tap(np.ones((1, 2, 3)), "hidden/1", 4)[0, :, 0].tolist()
-    [1.0, 1.0, 0.0, 0.0]
-    """
-    axes = token_axes(tap, value.ndim)
-    if not axes:
-        return value
-    widths = [(0, 0)] * value.ndim
-    for axis in axes:
-        widths[axis] = (0, length - value.shape[axis])
-    fill = 0
-    if tap.startswith("attention_scores/"):
-        fill = -3e4 if value.dtype == np.float16 else MASKED_SCORE  # as mask_padded_keys
-    return np.pad(value, widths, constant_values=fill)
 
 
 def _storable(array, dtype):

@@ -4,6 +4,7 @@ import pytest
 from kdplug import testing
 from kdplug.analysis.representations import representation_layers
 from kdplug.analysis.representations import sentence_representations
+from kdplug.data.length_buckets import LengthBuckets
 from kdplug.errors import KdplugError
 from kdplug.models import BiLstmClassifier
 
@@ -65,6 +66,25 @@ def test_a_student_with_its_own_tokenizer_pools_over_its_own_mask():
     alone = sentence_representations(inner, _batches(own, 3), jit_compile=False)
     np.testing.assert_allclose(reps["layer 1"]["mean"], alone["layer 1"]["mean"],
                                rtol=1e-5, atol=1e-6)
+    # in length buckets: each mask cuts its own inputs, the vectors the same
+    cut = sentence_representations(KeyedInputs(inner), _batches(batch, 3),
+                                   jit_compile=False, length_buckets=LengthBuckets(multiple=4))
+    for pooling in ("cls", "mean"):
+        np.testing.assert_allclose(cut["layer 1"][pooling], reps["layer 1"][pooling],
+                                   rtol=0, atol=1e-5)
+
+
+def test_vectors_read_in_length_buckets_equal_the_padded_ones_in_order():
+    model = testing.tiny_bert_classifier(num_layers=2)
+    features, _ = testing.toy_arrays(num_examples=11, seed=5)  # lengths 4-12
+    padded = sentence_representations(model, _batches(features, 4), jit_compile=False)
+    cut = sentence_representations(model, _batches(features, 4), jit_compile=False,
+                                   length_buckets=LengthBuckets(multiple=4))
+    assert list(cut) == list(padded) == ["embeddings", "layer 1", "layer 2"]
+    for label in padded:
+        for pooling in ("cls", "mean"):
+            np.testing.assert_allclose(cut[label][pooling], padded[label][pooling],
+                                       rtol=0, atol=1e-5)
 
 
 @pytest.mark.slow

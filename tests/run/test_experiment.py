@@ -51,6 +51,11 @@ def test_run_end_to_end_writes_report_and_exports(tmp_path):
     assert report["history"]["distill"]["loss"][-1] < report["history"]["distill"]["loss"][0]
     assert json.loads((run_dir / "metrics.json").read_text())["student"]["accuracy"] == \
         pytest.approx(student["accuracy"])
+    with np.load(run_dir / "predictions.npz") as saved:  # the test split's outputs
+        for role in ("teacher", "student"):
+            assert saved[role].shape == (len(saved["labels"]), 2)
+            hits = np.argmax(saved[role], -1) == saved["labels"]
+            assert hits.mean() == pytest.approx(report[role]["accuracy"])
     summary = (run_dir / "summary.md").read_text()
     assert "| teacher |" in summary and "| student |" in summary
     assert "| tflite_int8 |" in summary and "loss_curves.png" in summary

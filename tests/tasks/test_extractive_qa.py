@@ -78,6 +78,27 @@ def test_metrics_take_the_best_span_over_every_window(encoder):
         "exact_match": 1.0}
 
 
+def test_a_window_padding_never_competes(encoder):
+    """Positions past a window's length hold what a model gives a padding
+    token (or 0, read in length buckets): neither takes a start or end
+    candidate's place, nor counts in the collapse check."""
+    qa = task(window_overlap=2)
+    questions = [QAExample("q1", "good", "the film was nice", (("nice", 13),))]
+    windows = qa.windows(questions, encoder)
+    assert windows.labels.tolist() == [[6, 6, 0, 8]]  # 8 tokens of 10
+    clean = span_logits(10, 6, 6)[None]
+    noisy = clean.copy()
+    noisy[0, 8:] = 50.0  # padding "wins" every argmax
+    names = ["f1", "exact_match"]
+    assert qa.metrics(names, noisy, windows.labels) == qa.metrics(
+        names, clean, windows.labels) == {"f1": 1.0, "exact_match": 1.0}
+    labels = np.repeat(windows.labels, 40, 0)
+    labels[:, 0] = np.arange(40) % 4 + 3  # gold starts spread out
+    always_padding = np.repeat(noisy, 40, 0)
+    assert collapse_check("span", always_padding, labels)["prediction_share"] == 1.0
+    assert "token 6" in collapse_check("span", always_padding, labels)["text"]
+
+
 def test_unanswerable_questions_answer_nothing_when_no_answer_wins(encoder):
     qa = task(window_overlap=2)
     questions = [QAExample("q1", "good", CONTEXT, (("nice", 13),)),

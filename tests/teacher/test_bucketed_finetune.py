@@ -3,6 +3,7 @@
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 import yaml
 from test_output_cache import make_encoder
 from test_output_cache import make_examples
@@ -79,3 +80,34 @@ def test_fine_tuning_reads_length_buckets(tmp_path, monkeypatch):
     assert len(shapes) == int(train_ds.cardinality())
     assert all(w % 4 == 0 or w == length for _, w in shapes)
     assert min(w for _, w in shapes) < length
+
+
+def test_the_dev_split_passes_read_by_length_report_the_padded_values():
+    from kdplug import testing
+    from kdplug.teacher.objectives import RegressionObjective
+
+    x, _ = testing.toy_arrays(num_examples=45, sequence_length=32, seed=6)
+    y = np.random.default_rng(0).normal(size=45).astype("float32")
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(16)  # padded to 32
+    buckets = LengthBuckets(multiple=8)
+    teacher = testing.tiny_bert_classifier(num_classes=1, max_sequence_length=32, seed=1)
+    objective = RegressionObjective()
+    history = {"loss": [0.5]}
+    plain = objective.info(history, teacher, ds)["validation"]
+    by_length = objective.info(history, teacher, ds, length_buckets=buckets)["validation"]
+    # (an untrained head's outputs vary by about 4e-6: the correlations
+    # amplify their float rounding, about 2e-9)
+    assert by_length == pytest.approx(plain, rel=1e-5, abs=1e-4)
+    # early stopping's validation metrics (val_pearson, ...) read it by length too
+    finetuner = TeacherFinetuner.__new__(TeacherFinetuner)  # no config: `_scores` alone
+    finetuner.objective = objective
+    [scores] = finetuner._scores(object(), teacher, ds, buckets)
+    assert scores.length_buckets is buckets
+    values = scores.values()
+    assert values == pytest.approx({k: plain[k] for k in values}, rel=1e-5, abs=1e-4)
+    labels = (y > 0).astype("int32")  # the classification objective's accuracy
+    classifier = testing.tiny_bert_classifier(max_sequence_length=32, seed=2)
+    ds = tf.data.Dataset.from_tensor_slices((x, labels)).batch(16)
+    train = {"accuracy": [0.5]}
+    assert (ClassificationObjective().info(train, classifier, ds, length_buckets=buckets)
+            == ClassificationObjective().info(train, classifier, ds))

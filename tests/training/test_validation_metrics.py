@@ -45,3 +45,18 @@ def test_adds_val_metrics_to_the_logs_later_callbacks_read():
     assert seen.logs[-1]["val_accuracy"] == pytest.approx(history.history[
         "val_accuracy"][-1])
     assert scores.values()["accuracy"] == pytest.approx(np.mean(pred == y))
+
+
+def test_length_buckets_give_the_padded_values_and_predictions():
+    from kdplug.data.length_buckets import LengthBuckets
+
+    model = testing.tiny_bert_classifier(num_classes=2, seed=0, num_layers=1)
+    val = testing.toy_dataset(37, batch_size=8, seed=2)
+    names = ["accuracy", "f1_macro", "mcc"]
+    padded = ValidationMetrics(model, val, names)
+    cut = ValidationMetrics(model, val, names, length_buckets=LengthBuckets(multiple=4))
+    assert cut.values() == padded.values()
+    outputs, labels = cut.predictions(0)  # in the split's order
+    expected, same = padded.predictions(0)
+    np.testing.assert_allclose(outputs, expected, rtol=0, atol=1e-5)
+    np.testing.assert_array_equal(labels, same)

@@ -45,6 +45,9 @@ class StageChecks(keras.callbacks.Callback):
         predictions: optional `fn(epoch) -> (outputs, labels)` giving this
             epoch's validation predictions when another callback computed
             them already (`ValidationMetrics.predictions`).
+        length_buckets: a `kdplug.data.length_buckets.LengthBuckets`: its
+            own prediction pass reads the (padded) dataset in batches of
+            similar length (`predict_outputs`); None: as they are.
 
     Examples:
 
@@ -57,8 +60,9 @@ class StageChecks(keras.callbacks.Callback):
     """
 
     def __init__(self, stage, mix=None, model=None, dataset=None, label_kind="class",
-                 plateau_terms=None, predictions=None):
+                 plateau_terms=None, predictions=None, length_buckets=None):
         super().__init__()
+        self.length_buckets = length_buckets
         self.stage = stage
         self.mix = mix
         self.predicted = model
@@ -95,7 +99,8 @@ class StageChecks(keras.callbacks.Callback):
         record = {"epoch": epoch + 1, "plateau": plateau}
         if self.predicted is not None and self.dataset is not None:
             outputs, labels = (self.predictions(epoch) if self.predictions else
-                               predict_outputs(self.predicted, self.dataset))
+                               predict_outputs(self.predicted, self.dataset,
+                                               length_buckets=self.length_buckets))
             record.update(collapse_check(self.label_kind, outputs, labels))
         self.epochs.append(record)
         if (record.get("collapsed") or plateau) and not self._warned:

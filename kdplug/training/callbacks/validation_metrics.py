@@ -28,6 +28,10 @@ class ValidationMetrics(keras.callbacks.Callback):
         prefix: the logs' key prefix.
         compute: `fn(names, outputs, labels) -> {name: value}`, the task's
             metrics (`Task.metrics`; default classification's).
+        length_buckets: a `kdplug.data.length_buckets.LengthBuckets` (the
+            run's `training.length_buckets`): the prediction pass reads the
+            (padded) dataset in batches of similar length, outputs back in
+            its order (`predict_outputs`); None: the batches as they are.
 
     Examples:
 
@@ -39,9 +43,10 @@ class ValidationMetrics(keras.callbacks.Callback):
     """
 
     def __init__(self, model, dataset, metrics, prefix="val_",
-                 compute=classification_metrics):
+                 compute=classification_metrics, length_buckets=None):
         super().__init__()
         self.compute = compute
+        self.length_buckets = length_buckets
         self.predicted = model
         self.dataset = dataset
         self.metrics = list(metrics)
@@ -50,14 +55,18 @@ class ValidationMetrics(keras.callbacks.Callback):
 
     def values(self):
         """`{metric: value}` of the model's current weights on the dataset."""
-        return self.compute(self.metrics, *predict_outputs(self.predicted, self.dataset))
+        return self.compute(self.metrics, *self._predict())
 
     def predictions(self, epoch):
         """`(outputs, labels)` of the model on the dataset at the end of
         `epoch`, predicted once per epoch (other callbacks share them)."""
         if self._last is None or self._last[0] != epoch:
-            self._last = (epoch, *predict_outputs(self.predicted, self.dataset))
+            self._last = (epoch, *self._predict())
         return self._last[1:]
+
+    def _predict(self):
+        return predict_outputs(self.predicted, self.dataset,
+                               length_buckets=self.length_buckets)
 
     def on_epoch_end(self, epoch, logs=None):
         if logs is None:
