@@ -8,6 +8,8 @@ maximum likelihood only and with C-MLM distillation, over seeds.
     python bench/seq2seq.py --gpu             # let the runs use a GPU
     python bench/seq2seq.py --teacher-epochs 3 --epochs 3   # a session's budget
     python bench/seq2seq.py --set student.hidden_dim=128    # any field changed
+    python bench/seq2seq.py --temperatures 1,2,10 --alphas 0.5,0.2   # a sweep
+    python bench/seq2seq.py --list            # the planned runs, estimated
 
 Each seed is one `kdplug run` of `configs/cmlm_seq2seq.yaml` (punctuation
 restoration built from movie_snippets, `data/punct_restore.md`) with
@@ -21,8 +23,30 @@ rewritten after every seed: BLEU and exact match (mean ± sample standard
 deviation over seeds), the per-seed gain of distillation and the verdict on
 the paper's claim from those paired gains (`gain_verdict`, by the rule of
 `bench/verdicts.py`; corpus BLEU has no test-set term), the teacher's
-cost (fine-tuning and soft-label time, soft-label size) and the students'
-decoding speed.
+cost (fine-tuning and soft-label time, soft-label size), its masked-token
+accuracy under random masks on test and under the soft labels' own masks
+(train and dev), and the students' decoding speed.
+
+Every BLEU stands beside the copy-the-source baseline: the test sources
+emitted unchanged, scored with the same BLEU and reference normalisation
+(`copy_source_scores`; each run reports it, and for an entry stored without
+it the section computes it from the data file). A budget whose MLE student
+does not beat copying (by `verdicts.compare`, or its mean below copy) does
+not judge the paper's claim: its section says so instead of a verdict.
+
+`--temperatures` / `--alphas` sweep `method.temperature` / `method.alpha`
+(their product, each point a run per seed): a point other than the
+config's (T 10, alpha 0.5) adds its fields to the `--set` hash of its key
+(the config's point keeps the key of a run without a sweep, so stored runs
+count). The MLE-only student depends on neither, so one run per seed and
+budget trains it (the config's point when swept, else the first point
+not stored) and the others train the distilled student alone
+(`method.mle_baseline: false`), paired with that sibling's MLE student:
+the runner gives every student of a run the same batches from the same
+seed, so a distilled-only run trains what it would beside the MLE one.
+The section has one table per budget, a row per (T, alpha), and per row
+the paired gain over the MLE student with its verdict. `--list` prints the
+planned runs with estimates from the stored runs' wall times.
 
 `--teacher-epochs` / `--epochs` shrink the C-MLM fine-tuning and the
 students' training below the config's (10 and 10): the config's budget
@@ -38,9 +62,12 @@ budget, never averaging across budgets.
 """
 
 import argparse
+import dataclasses
+import functools
 import hashlib
 import json
 import os
+import statistics
 import sys
 
 import yaml
@@ -62,6 +89,7 @@ from benchlib import run_jobs
 from benchlib import save_results
 from benchlib import write_config
 from benchlib import write_marked_section
+from kdplug.errors import KdplugError
 from kdplug.run_files import METRICS
 
 CONFIG = os.path.join(ROOT, "configs", "cmlm_seq2seq.yaml")
@@ -73,7 +101,12 @@ OWN_FIELDS = {"name": "the seed's run name", "seed": "--seeds",
               "teacher.finetune.seed": "the bench (one teacher for every seed)",
               "teacher.finetune.epochs": "--teacher-epochs",
               "training.epochs": "--epochs",
-              "method.mle_baseline": "the bench (both students)"}
+              "method.mle_baseline": "the bench (both students, or one per sweep)",
+              "method.temperature": "--temperatures",
+              "method.alpha": "--alphas"}
+# The swept fields: each (T, alpha) point is a row of its budget's table.
+SWEEP_FIELDS = ("method.temperature", "method.alpha")
+COPY = "copy the source (no model)"
 
 
 def budget(args):
@@ -86,6 +119,63 @@ def budget(args):
     if changed:
         shrunk["set"] = dict(sorted(changed.items()))
     return shrunk
+
+
+def config_point():
+    """`(T, alpha)` of configs/cmlm_seq2seq.yaml: the sweep point whose
+    runs keep the key of a run without a sweep."""
+    method = load_base("cmlm_seq2seq")["method"]
+    return float(method["temperature"]), float(method["alpha"])
+
+
+def sweep_points(args):
+    """`[(T, alpha)]`: `--temperatures` x `--alphas` (the config's value of
+    the one not given), the config's point first when it is one of them.
+
+    Examples:
+
+    ```python
+    sweep_points(parse_args(["--temperatures", "1,10"]))  # [(10.0, 0.5), (1.0, 0.5)]
+    ```
+    """
+    config = config_point()
+    points = [(t, a) for a in getattr(args, "alphas", None) or [config[1]]
+              for t in getattr(args, "temperatures", None) or [config[0]]]
+    return sorted(points, key=lambda point: point != config)  # stable
+
+
+def point_budget(args, point):
+    """`budget(args)` of one sweep point: its fields in the budget's `set`
+    where they differ from the config's, so the config's point has the key
+    and budget of a run without a sweep.
+
+    Args:
+        args: the parsed options.
+        point: `(T, alpha)`.
+    """
+    shrunk = budget(args)
+    changed = {field: value for field, value, config in zip(
+        SWEEP_FIELDS, point, config_point()) if value != config}
+    if changed:
+        shrunk["set"] = dict(sorted({**shrunk.get("set", {}), **changed}.items()))
+    return shrunk
+
+
+def split_budget(shrunk):
+    """`(budget, (T, alpha))` of a stored budget: the sweep's fields taken
+    out of its `set` (the config's values where absent), the rest the
+    budget whose table the entry is a row of.
+
+    >>> split_budget({"epochs": 3, "set": {"method.temperature": 2.0}})
+    ({'epochs': 3}, (2.0, 0.5))
+    """
+    shrunk = dict(shrunk or {})
+    changed = dict(shrunk.pop("set", None) or {})
+    point = tuple(float(changed.pop(field, value))
+                  for field, value in zip(SWEEP_FIELDS, config_point()))
+    if changed:
+        shrunk["set"] = changed
+    return shrunk, point
 
 
 def result_key(seed, shrunk):
@@ -139,12 +229,13 @@ def apply_set(doc, changed):
     return doc
 
 
-def build_doc(seed, args, smoke=None):
+def build_doc(seed, args, smoke=None, point=None, mle=True):
     """The config of one seed: configs/cmlm_seq2seq.yaml (or the smoke
-    config) with the seed, the shared teacher seed, the budget and the run
-    folder."""
+    config) with the seed, the shared teacher seed, the budget, the sweep
+    `point` `(T, alpha)` (None: the config's or `--set`'s), whether it
+    trains the MLE-only student too (`mle`) and the run folder."""
     doc = load_base("cmlm_seq2seq") if smoke is None else smoke
-    shrunk = budget(args)
+    shrunk = budget(args) if point is None else point_budget(args, point)
     doc = apply_set(dict(doc), shrunk.get("set", {}))
     doc = dict(doc, name="seq2seq-" + result_key(seed, shrunk).replace("seed", "s", 1),
                seed=seed, output_dir=os.path.join(args.run_root, "{name}"))
@@ -154,7 +245,7 @@ def build_doc(seed, args, smoke=None):
         doc["teacher"]["finetune"]["epochs"] = shrunk["teacher_epochs"]
     if "epochs" in shrunk:
         doc["training"] = dict(doc["training"], epochs=shrunk["epochs"])
-    doc["method"] = dict(doc["method"], mle_baseline=True)
+    doc["method"] = dict(doc["method"], mle_baseline=bool(mle))
     doc["export"] = False
     return doc
 
@@ -189,16 +280,26 @@ def smoke_doc(folder):
     return doc
 
 
-def summarise(seed, report, wall_s, args):
+def summarise(seed, report, wall_s, args, shrunk=None):
+    """The stored entry of one run's report (`shrunk`: its budget,
+    `budget(args)` by default; a sweep point's from `point_budget`)."""
     teacher = report["teacher"]
     seconds = report.get("seconds", {})
+    masked = teacher.get("masked_accuracy") or {}
     return {
         "seed": seed,
-        "budget": budget(args),
+        "budget": budget(args) if shrunk is None else shrunk,
         "variants": {name: {k: report["variants"][name][k] for k in (
             "bleu", "exact_match", "token_accuracy", "perplexity", "params",
             "decode_sentences_per_s")} for name in VARIANTS if name in report["variants"]},
+        "alpha": report.get("alpha"),
+        "copy_source": report.get("copy_source"),
+        # random mask_rate masks on the test targets
         "teacher_masked_accuracy": teacher["accuracy"],
+        # the soft labels' own masks, on the splits they come from
+        "teacher_soft_label_accuracy": masked.get("soft_label_masks"),
+        "teacher_soft_label_top_k_recall": teacher["soft_labels"].get("top_k_recall"),
+        "teacher_seed": teacher.get("seed"),  # what the teacher's masks follow
         "teacher_finetune_s": (teacher.get("finetune") or {}).get("seconds"),
         "teacher_finetune_cached": bool((teacher.get("finetune") or {}).get("cached")),
         "soft_labels_s": seconds.get("teacher soft labels"),
@@ -214,10 +315,21 @@ def summarise(seed, report, wall_s, args):
     }
 
 
-def render(results, smoke=False):
-    entries = sorted((e for e in results.get("results", {}).values()
-                      if "error" not in e and bool(e.get("smoke")) == bool(smoke)),
-                     key=lambda e: e["seed"])
+def render(results, smoke=False, copy_source=None):
+    """The section: per budget, the copy-the-source baseline, the MLE
+    student and a row per sweep point (T, alpha), the verdicts, the
+    teacher's accuracy and cost, the decoding.
+
+    Args:
+        results: the results file's content.
+        smoke: render the smoke run's entries (and only those).
+        copy_source: `fn(entry) -> {"bleu", "exact_match"} or None`, the
+            baseline of an entry (default `copy_source_of`: its own, else
+            computed from the data file).
+    """
+    copy_source = copy_source or copy_source_of
+    entries = [dict(e, copy_source=copy_source(e)) for _, e in sorted(
+        stored_entries(results, smoke).items(), key=lambda item: (item[1]["seed"], item[0]))]
     lines = [TITLE, ""]
     if smoke:
         lines += ["**Smoke run** (tiny random teacher, toy pairs): the numbers "
@@ -229,18 +341,82 @@ def render(results, smoke=False):
               "two students share seed, architecture and budget "
               "(`configs/cmlm_seq2seq.yaml`). BLEU (keras-hub's corpus BLEU, x100) "
               "and exact match on the test split; mean ± sample standard deviation "
-              "over seeds.", ""]
+              "over seeds.", "",
+              "Copying the source unchanged, scored with the same BLEU against the "
+              "same normalised references, is the floor a student must clear: a "
+              "budget whose MLE student does not clear it does not judge the "
+              "paper's claim. Rows (T, alpha) of one budget share its MLE student "
+              "(it depends on neither: trained once per seed, every distilled row "
+              "paired with it).", ""]
     if not entries:
         return "\n".join(lines + ["Not run yet.", ""])
     groups = {}  # the config's budget first, then the shrunk ones
     for e in entries:
-        shrunk = e.get("budget") or {}
+        shrunk = split_budget(e.get("budget"))[0]
         groups.setdefault((bool(shrunk), budget_text(shrunk)), []).append(e)
     for (_, text), group in sorted(groups.items()):
         lines += [f"### Budget: {text}", ""] + render_budget(group, entries)
     machines = sorted({machine_text(e["machine"]) for e in entries})
     lines += [f"Machine: {m}." for m in machines] + [""]
     return "\n".join(lines)
+
+
+def copy_source_of(entry):
+    """The copy-the-source baseline `{"bleu", "exact_match"}` of a stored
+    entry: the one its run reported, else (an entry stored before runs
+    reported it) computed from configs/cmlm_seq2seq.yaml's data, tokenizer
+    and lengths with the entry's `--set` fields (it depends on nothing
+    trained); None for a smoke entry without one (its toy data lives in its
+    run folder) and where the data or the tokenizer cannot be read.
+
+    Args:
+        entry: a stored result.
+    """
+    if entry.get("copy_source"):
+        return entry["copy_source"]
+    if entry.get("smoke"):
+        return None
+    doc = apply_set(load_base("cmlm_seq2seq"),
+                    split_budget(entry.get("budget"))[0].get("set", {}))
+    method = doc["method"]
+    try:
+        return dict(_copy_source_from_data(json.dumps({
+            "data": doc["data"], "teacher": doc["teacher"]["source"],
+            "method": {k: method[k] for k in ("source_column", "target_column",
+                                              "max_source_length", "max_target_length")},
+        }, sort_keys=True)))
+    except (ImportError, OSError, KdplugError) as error:  # no data or tokenizer here
+        print(f"copy-the-source baseline of seed {entry.get('seed')}: not computed "
+              f"({error})", file=sys.stderr)
+        return None
+
+
+@functools.lru_cache(maxsize=8)
+def _copy_source_from_data(text):
+    """`copy_source_scores` of the test split a config's `data`, teacher
+    tokenizer and method lengths give (`text`: them as JSON), computed once
+    per process."""
+    import keras_hub
+
+    from kdplug.config import config_from_dict
+    from kdplug.teacher import resolve_source
+    from kdplug_plugins.cmlm_seq2seq.seq2seq_data import Seq2SeqData
+    from kdplug_plugins.cmlm_seq2seq.seq2seq_encoder import Seq2SeqEncoder
+    from kdplug_plugins.cmlm_seq2seq.text_metrics import copy_source_scores
+
+    parts = json.loads(text)
+    doc = apply_set(load_base("cmlm_seq2seq"), {
+        "data": parts["data"], "teacher.source": parts["teacher"],
+        **{f"method.{k}": v for k, v in parts["method"].items()}})
+    config = config_from_dict(doc, file=CONFIG)
+    mcfg = config.method_config
+    data = Seq2SeqData.read(config.data, mcfg.source_column, mcfg.target_column,
+                            config.resolve_path, config.seed)
+    tokenizer = keras_hub.models.Tokenizer.from_preset(
+        resolve_source(config.teacher.source, config.resolve_path))
+    encoder = Seq2SeqEncoder(tokenizer, mcfg.max_source_length, mcfg.max_target_length,
+                             config.data.sequence_length)
+    return tuple(copy_source_scores(*data.splits["test"], encoder.normalize).items())
 
 
 def budget_text(shrunk):
@@ -265,49 +441,165 @@ def budget_text(shrunk):
 
 
 def render_budget(entries, every_entry=()):
-    """The table, paired gains and verdict, teacher cost and decoding of the
-    entries run with one budget (`every_entry`: those of every budget, where
-    the teacher's cost is found when this budget's runs found it cached)."""
-    lines = ["| student | BLEU | exact match | token accuracy | perplexity | "
+    """The table (copy, MLE, a row per sweep point), the verdicts, the
+    teacher's accuracy and cost and the decoding of the entries run with
+    one budget (`every_entry`: those of every budget, where the teacher's
+    cost is found when this budget's runs found it cached)."""
+    mle = mle_entries(entries)
+    points = {}
+    for e in entries:
+        if "cmlm_kd" in e["variants"]:
+            points.setdefault(split_budget(e.get("budget"))[1], []).append(e)
+    order = sorted(points, key=lambda point: (-point[1], point[0]))
+    lines = ["| student | T | alpha | BLEU | exact match | token accuracy | perplexity | "
              "decoding (sentences/s) | training (s) | seeds |",
-             "|---|---|---|---|---|---|---|---|"]
-    for name, label in VARIANTS.items():
-        rows = [e for e in entries if name in e["variants"]]
-        if not rows:
-            continue
-        v = [e["variants"][name] for e in rows]
-        lines.append(
-            f"| {label} | {mean_sd_cell([x['bleu'] for x in v], 2)} | "
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    copies = [e["copy_source"] for e in entries if e.get("copy_source")]
+    lines.append(f"| {COPY} | – | – | "
+                 + (f"{mean_sd_cell(unique(c['bleu'] for c in copies), 2)} | "
+                    f"{mean_sd_cell(unique(100 * c['exact_match'] for c in copies), 2)}% | "
+                    if copies else "not known | – | ")
+                 + "– | – | – | – | – |")
+    if mle:
+        lines.append(variant_row(VARIANTS["mle"], "–", "0", list(mle.values()), "mle"))
+    for t, alpha in order:
+        lines.append(variant_row(VARIANTS["cmlm_kd"], f"{t:g}", f"{alpha:g}",
+                                 points[(t, alpha)], "cmlm_kd"))
+    lines += [""] + judgement(mle, {point: points[point] for point in order})
+    lines += ["", teacher_text(entries, every_entry), ""]
+    decodings = sorted({decoding_text(e.get("decoding")) for e in entries})
+    return lines + [f"Decoding: {', '.join(decodings)}.", ""]
+
+
+def unique(values):
+    """The distinct values (to 4 decimals) of a quantity every seed shares,
+    such as the copy baseline: one cell, not a spread of zero."""
+    return sorted({round(v, 4) for v in values})
+
+
+def variant_row(label, temperature, alpha, rows, name):
+    """One student's row of a budget's table: the means over the seeds of
+    `rows` (entries) of variant `name`."""
+    v = [e["variants"][name] for e in rows]
+    return (f"| {label} | {temperature} | {alpha} | "
+            f"{mean_sd_cell([x['bleu'] for x in v], 2)} | "
             f"{mean_sd_cell([100 * x['exact_match'] for x in v], 2)}% | "
             f"{mean_sd_cell([x['token_accuracy'] for x in v], 4)} | "
             f"{mean_sd_cell([x['perplexity'] for x in v], 2)} | "
             f"{mean_sd_cell([x['decode_sentences_per_s'] for x in v], 1)} | "
-            f"{mean_sd_cell([e['train_s'][name] or 0.0 for e in rows], 0)} | "
+            f"{mean_sd_cell([(e['train_s'] or {}).get(name) or 0.0 for e in rows], 0)} | "
             f"{', '.join(str(e['seed']) for e in rows)} |")
-    paired = [e for e in entries if set(VARIANTS) <= set(e["variants"])]
-    if paired:
-        gains = [e["variants"]["cmlm_kd"]["bleu"] - e["variants"]["mle"]["bleu"]
-                 for e in paired]
-        lines += ["", f"Distillation minus MLE, per seed: "
-                  + ", ".join(f"{g:+.2f}" for g in gains) + f" BLEU (mean {mean_sd_cell(gains, 2)})."
-                  f" The paper's gain (C-MLM distillation > MLE): {gain_verdict(paired).text()}."]
+
+
+def mle_entries(entries):
+    """`{seed: entry}` of the entries that trained the MLE-only student,
+    one per seed: the run at the config's sweep point where there is one
+    (its key sorts first among a seed's), else the first."""
+    config = config_point()
+    found = {}
+    for e in sorted(entries, key=lambda e: split_budget(e.get("budget"))[1] != config):
+        if "mle" in e["variants"]:
+            found.setdefault(e["seed"], e)
+    return dict(sorted(found.items()))
+
+
+def judgement(mle, points):
+    """The verdict table of one budget and what it means: "MLE student >
+    copying the source" first; where that is not established (by
+    `verdicts.compare`, or the MLE mean is not above copy) every row
+    "distilled > MLE" reads **not judged** (its paired gain and interval
+    still shown), else its verdict (`gain_verdict`).
+
+    Args:
+        mle: `mle_entries(...)`.
+        points: `{(T, alpha): [entries]}` of the distilled students.
+    """
+    mle_bleu = {s: e["variants"]["mle"]["bleu"] for s, e in mle.items()}
+    copy_bleu = {s: e["copy_source"]["bleu"] for s, e in mle.items() if e.get("copy_source")}
+    if not mle_bleu:
+        return ["No MLE-only student at this budget yet: the gains have nothing to "
+                "pair with."]
+    rows, beats = [], None
+    if set(copy_bleu) == set(mle_bleu):
+        beats = verdicts.compare(mle_bleu, copy_bleu, scale=verdicts.BLEU)
+        rows.append((["MLE student > copying the source",
+                      per_seed(mle_bleu, copy_bleu)], beats))
+    above = beats is not None and beats.effect > 0
+    judged = above and beats.result in ("reproduced", "pending")
+    for (t, alpha), group in points.items():
+        kd = {e["seed"]: e["variants"]["cmlm_kd"]["bleu"] for e in group
+              if e["seed"] in mle_bleu}
+        verdict = gain_verdict(kd, {s: mle_bleu[s] for s in kd})
+        if not judged:
+            verdict = dataclasses.replace(verdict, result="not judged")
+        rows.append(([f"C-MLM distillation (T {t:g}, alpha {alpha:g}) > MLE",
+                      per_seed(kd, mle_bleu)], verdict))
+    lines = verdicts.table(rows, ["claim", "per seed (BLEU)"]) + [""]
+    mean = statistics.fmean(mle_bleu.values())
+    if beats is None:
+        return lines + ["The copy-the-source baseline is not known for these runs: "
+                        "**the paper's claim is not judged** at this budget."]
+    copy = mean_sd_cell(unique(copy_bleu.values()), 2)
+    if not judged:
+        return lines + [
+            f"**The MLE student does not beat copying the source** "
+            f"({mean_sd_cell(mle_bleu.values(), 2)} against {copy} BLEU): at this "
+            "budget a student trained on the gold targets alone scores no higher than "
+            "emitting its input unchanged, so it has not learnt the task and **the paper's "
+            "claim is not judged here**; the gains over the MLE student are shown "
+            "with their intervals, not judged."]
+    if beats.result == "pending":
+        return lines + [f"The MLE student is above copying the source ({mean:.2f} "
+                        f"against {copy} BLEU) on too few seeds to establish it; "
+                        "the verdicts wait for the seeds."]
+    return lines + [f"The MLE student beats copying the source ({mean:.2f} against "
+                    f"{copy} BLEU): this budget judges the paper's claim, C-MLM "
+                    "distillation > MLE, in the rows below the first."]
+
+
+def per_seed(better, worse):
+    """`+2.00, +1.50` (BLEU), `better - worse` per seed both have."""
+    return ", ".join(f"{better[s] - worse[s]:+.2f}" for s in sorted(better)
+                     if s in worse) or "–"
+
+
+def teacher_text(entries, every_entry):
+    """The teacher's line: its masked-token accuracy under random masks on
+    the test targets and under the soft labels' own masks (train and dev),
+    its fine-tuning and soft-label cost."""
     first = entries[0]
+    soft = first["soft_labels"]
     cost, elsewhere = teacher_cost(entries, every_entry)
-    accuracies = sorted({round(e["teacher_masked_accuracy"], 4) for e in entries})
-    lines += ["", "Teacher: masked-token accuracy on the test targets "
-              f"{', '.join(f'{a:.4f}' for a in accuracies)}; C-MLM fine-tuning "
-              f"{(cost['teacher_finetune_s'] or 0):.0f} s; soft labels "
-              f"({first['soft_labels']['passes']} passes, top "
-              f"{first['soft_labels']['top_k']}) "
-              f"{(cost['soft_labels_s'] or 0):.0f} s and "
-              f"{(first['soft_labels_bytes'] or 0) / 2**20:.1f} MiB (train + dev, "
-              "int32 ids + float16 probabilities)"
-              + (f"; both cached for these runs, the times are those of the run that "
-                 f"computed them (seed {cost['seed']}, students "
-                 f"{cost['budget'].get('epochs')} epochs)" if elsewhere else "")
-              + ".", ""]
-    decodings = sorted({decoding_text(e.get("decoding")) for e in entries})
-    return lines + [f"Decoding: {', '.join(decodings)}.", ""]
+    shrunk = split_budget(first.get("budget"))[0]
+    rate = apply_set(load_base("cmlm_seq2seq"), shrunk.get("set", {}))["method"]["mask_rate"]
+    accuracies = unique(e["teacher_masked_accuracy"] for e in entries)
+    text = (f"Teacher: masked-token accuracy with random {rate:.0%} masks on the test "
+            f"targets {', '.join(f'{a:.4f}' for a in accuracies)}")
+    if len(accuracies) > 1 and any(e.get("teacher_seed") is None for e in entries):
+        text += (" (one per run: runs that recorded no teacher seed drew these masks "
+                 "from their own seed, not `teacher.finetune.seed`)")
+    own = next((e for e in entries if e.get("teacher_soft_label_accuracy")), None)
+    masks = (f"with the soft labels' own masks ({soft['passes']} passes, each masking "
+             f"one in {soft['passes']} target positions)")
+    if own is None:
+        text += f"; {masks}: not recorded by these runs"
+    else:
+        names = {"train": "train", "validation": "dev"}
+        accuracy = own["teacher_soft_label_accuracy"]
+        recall = own.get("teacher_soft_label_top_k_recall") or {}
+        text += (f"; {masks}: "
+                 + ", ".join(f"{names.get(k, k)} {v:.4f}" for k, v in accuracy.items())
+                 + f" (gold among the top {soft['top_k']}: "
+                 + ", ".join(f"{names.get(k, k)} {v:.3f}" for k, v in recall.items()) + ")")
+    return (text + f". C-MLM fine-tuning {(cost['teacher_finetune_s'] or 0):.0f} s; soft "
+            f"labels ({soft['passes']} passes, top {soft['top_k']}) "
+            f"{(cost['soft_labels_s'] or 0):.0f} s and "
+            f"{(first['soft_labels_bytes'] or 0) / 2**20:.1f} MiB (train + dev, "
+            "int32 ids + float16 probabilities)"
+            + (f"; both cached for these runs, the times are those of the run that "
+               f"computed them (seed {cost['seed']}, students "
+               f"{cost['budget'].get('epochs')} epochs)" if elsewhere else "")
+            + ".")
 
 
 def teacher_cost(entries, every_entry):
@@ -329,15 +621,18 @@ def teacher_cost(entries, every_entry):
     return (shared[0], True) if shared else (entries[0], False)
 
 
-def gain_verdict(entries):
+def gain_verdict(distilled, mle):
     """The `verdicts.Verdict` of the paper's claim, C-MLM distillation >
-    MLE in BLEU, from entries that ran both students (a seed's two students
-    share seed, data order and budget: paired). No test-set term: corpus
-    BLEU has no binomial variance and the results keep no per-sentence
-    outputs for a bootstrap."""
-    bleu = lambda name: {e["seed"]: e["variants"][name]["bleu"]  # noqa: E731
-                         for e in entries}
-    return verdicts.compare(bleu("cmlm_kd"), bleu("mle"), scale=verdicts.BLEU)
+    MLE in BLEU, from `{seed: BLEU}` of the distilled and the MLE-only
+    students (a seed's two students share seed, batches and budget:
+    paired). No test-set term: corpus BLEU has no binomial variance and the
+    results keep no per-sentence outputs for a bootstrap.
+
+    Args:
+        distilled: `{seed: BLEU}` of the distilled students.
+        mle: `{seed: BLEU}` of the MLE-only students.
+    """
+    return verdicts.compare(distilled, mle, scale=verdicts.BLEU)
 
 
 def decoding_text(decoding):
@@ -348,6 +643,125 @@ def decoding_text(decoding):
         return "greedy"
     return (f"beam {decoding['beam_width']}, length penalty "
             f"{decoding.get('length_penalty', 0.0):g}")
+
+
+def stored_entries(results, smoke, shrunk=None):
+    """`{key: entry}` of the results that did not fail, of the smoke run or
+    not (`smoke`), and of the budget `shrunk` (any sweep point; None: every
+    budget).
+
+    Args:
+        results: the results file's content.
+        smoke: bool.
+        shrunk: a budget without the sweep's fields, or None.
+    """
+    return {key: e for key, e in results.get("results", {}).items()
+            if "error" not in e and bool(e.get("smoke")) == bool(smoke)
+            and (shrunk is None or split_budget(e.get("budget"))[0] == shrunk)}
+
+
+def plan(args, results):
+    """`[(seed, point, mle)]` in run order: per seed, every sweep point
+    (`sweep_points`); `mle` for the one run per seed that also trains the
+    MLE-only student, the first point not stored when no stored entry of
+    the seed and budget has one (with `--force` every stored entry is run
+    again, so the first point). The MLE student depends on neither T nor
+    alpha, so the other points train the distilled student alone.
+
+    Args:
+        args: the parsed options.
+        results: the results file's content.
+    """
+    stored = {} if args.force else stored_entries(results, args.smoke, budget(args))
+    todo = []
+    for seed in args.seed_list:
+        done = {key: e for key, e in stored.items() if e["seed"] == seed}
+        has_mle = any("mle" in e.get("variants", {}) for e in done.values())
+        for point in sweep_points(args):
+            kept = result_key(seed, point_budget(args, point)) in done
+            todo.append((seed, point, not has_mle and not kept))
+            has_mle = has_mle or not kept
+    return todo
+
+
+def estimate_s(entries, variants):
+    """Wall seconds of a run training `variants` with the teacher and its
+    soft labels cached, from stored `entries` of its budget (any sweep
+    point: T and alpha do not change a step's cost): each variant's mean
+    training and decoding time, plus the mean rest of a run (reading the
+    data, loading the teacher and soft labels) over the runs that found the
+    teacher cached; None without such a run.
+
+    Args:
+        entries: stored results of the budget.
+        variants: `["mle", "cmlm_kd"]` or `["cmlm_kd"]`.
+    """
+    def decode_s(e, name):
+        return e["test_examples"] / e["variants"][name]["decode_sentences_per_s"]
+
+    def student_s(e, name):
+        return (e.get("train_s") or {}).get(name, 0.0) + decode_s(e, name)
+
+    warm = [e for e in entries if e["teacher_finetune_cached"] and e.get("wall_s")
+            and not e.get("resumed")]
+    if not warm:
+        return None
+    rest = statistics.fmean(e["wall_s"] - sum(student_s(e, v) for v in e["variants"])
+                            for e in warm)
+    total = rest
+    for name in variants:
+        times = ([student_s(e, name) for e in entries if name in e["variants"]]
+                 or [student_s(e, v) for e in entries for v in e["variants"]])
+        total += statistics.fmean(times)
+    return total
+
+
+def plan_text(args, results):
+    """`--list`: the planned runs in order, each stored or estimated
+    (`estimate_s`), the teacher's cost where it is not cached, the total."""
+    shrunk = budget(args)
+    stored = list(stored_entries(results, args.smoke, shrunk).values())
+    lines = [f"Budget: {budget_text(shrunk)}", ""]
+    total, unknown = 0.0, 0
+    for seed, point, mle in plan(args, results):
+        key = result_key(seed, point_budget(args, point))
+        entry = results.get("results", {}).get(key)
+        if entry and "error" not in entry and not args.force:
+            mle, status = "mle" in entry["variants"], "stored"
+        else:
+            seconds = estimate_s(stored, ["mle", "cmlm_kd"] if mle else ["cmlm_kd"])
+            total += seconds or 0.0
+            unknown += seconds is None
+            status = (f"~{seconds / 60:.0f} min" if seconds is not None
+                      else "no stored run of this budget to estimate from")
+        what = "MLE + distilled" if mle else "distilled only (MLE of a sibling run)"
+        lines.append(f"  {key}  T {point[0]:g}, alpha {point[1]:g}: {what}: {status}")
+    # the teacher's cache is shared by every student budget of its own
+    cold = [e for e in stored_entries(results, args.smoke).values()
+            if not e["teacher_finetune_cached"]
+            and (e.get("budget") or {}).get("teacher_epochs") == shrunk.get("teacher_epochs")]
+    cpus = ", ".join(sorted({str(e["machine"].get("cpus")) for e in stored})) or "?"
+    teacher = (f"C-MLM fine-tuning ~{cold[0]['teacher_finetune_s'] / 60:.0f} min and soft "
+               f"labels ~{cold[0]['soft_labels_s'] / 60:.0f} min" if cold else
+               "not measured at this budget")
+    lines += ["", f"To run: ~{total / 3600:.1f} h"
+              + (f" and {unknown} run(s) not estimated" if unknown else "")
+              + f", wall time on the machine that stored the runs ({cpus} CPU cores); "
+              f"plus, once, where this machine's cache lacks them, the teacher: {teacher}."]
+    return "\n".join(lines)
+
+
+def parse_floats(parser, option, text, low, high):
+    """`"1,2,10"` -> `[1.0, 2.0, 10.0]`, each in `(low, high]`; anything
+    else is `parser.error` naming `option`."""
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        parser.error(f"{option}: expected numbers, got {text!r}")
+    bad = [v for v in values if not low < v <= high]
+    if bad or not values:
+        parser.error(f"{option}: each value must be in ({low:g}, {high:g}], got {text!r}")
+    return list(dict.fromkeys(values))
 
 
 def parse_args(argv):
@@ -369,8 +783,20 @@ def parse_args(argv):
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                         help="change a field of the config (repeatable), e.g. "
                              "student.hidden_dim=128")
+    parser.add_argument("--temperatures", metavar="T,T,...",
+                        help="sweep method.temperature, e.g. 1,2,10 (default: the "
+                             "config's)")
+    parser.add_argument("--alphas", metavar="A,A,...",
+                        help="sweep method.alpha, e.g. 0.5,0.2 (default: the config's)")
+    parser.add_argument("--list", action="store_true",
+                        help="print the planned runs and their estimated time, run nothing")
     args = parser.parse_args(argv)
     args.seed_list = parse_seeds(parser, args.seeds)
+    if args.temperatures is not None:
+        args.temperatures = parse_floats(parser, "--temperatures", args.temperatures,
+                                         0.0, float("inf"))
+    if args.alphas is not None:
+        args.alphas = parse_floats(parser, "--alphas", args.alphas, 0.0, 1.0)
     try:
         args.set = dict(parse_set(text) for text in args.set)
     except ValueError as error:
@@ -384,23 +810,28 @@ def main(argv=None):
     results = load_results(results_path)
     write = lambda: write_marked_section(  # noqa: E731
         out, "seq2seq", render(results, smoke=args.smoke))
+    if args.list:
+        print(plan_text(args, results))
+        return 0
     if args.render_only:
         write()
         print(f"wrote {out}")
         return 0
     smoke = smoke_doc(os.path.join(args.run_root, "assets")) if args.smoke else None
-    jobs = [job(seed, args, smoke) for seed in args.seed_list]
+    jobs = [job(seed, args, smoke, point, mle) for seed, point, mle in plan(args, results)]
     failures = run_jobs(jobs, results, lambda: save_results(results_path, results),
                         write, force=args.force)
     print(f"results: {results_path}\nMarkdown: {out}")
     return 1 if failures else 0
 
 
-def job(seed, args, smoke=None):
-    """The `benchlib.Job` of one seed: its config written and its run folder
+def job(seed, args, smoke=None, point=None, mle=True):
+    """The `benchlib.Job` of one seed (and sweep `point`, training the
+    MLE-only student too with `mle`): its config written and its run folder
     readied (a killed run resumes: finished stages, the teacher's epochs)
     when it starts; in this process with `--smoke`."""
-    doc = build_doc(seed, args, smoke)
+    shrunk = budget(args) if point is None else point_budget(args, point)
+    doc = build_doc(seed, args, smoke, point, mle)
     config_path = os.path.join(args.config_dir, f"{doc['name']}.yaml")
     run_dir = os.path.join(args.run_root, doc["name"])
 
@@ -409,8 +840,8 @@ def job(seed, args, smoke=None):
                           os.path.join(args.run_root, f"{doc['name']}.log"),
                           in_process=args.smoke, timeout=args.timeout, gpu=args.gpu)
 
-    return Job(result_key(seed, budget(args)), run,
-               summarise=lambda report, wall: summarise(seed, report, wall, args),
+    return Job(result_key(seed, shrunk), run,
+               summarise=lambda report, wall: summarise(seed, report, wall, args, shrunk),
                describe=lambda e: ", ".join(f"{name} BLEU {v['bleu']:.2f}"
                                             for name, v in e["variants"].items()),
                failure={"seed": seed, "smoke": bool(args.smoke)},

@@ -1,3 +1,4 @@
+import contextlib
 import math
 import os
 import time
@@ -40,11 +41,13 @@ from kdplug_plugins.cmlm_seq2seq.seq2seq_encoder import Seq2SeqEncoder
 from kdplug_plugins.cmlm_seq2seq.seq2seq_generator import Seq2SeqGenerator
 from kdplug_plugins.cmlm_seq2seq.seq2seq_length_buckets import Seq2SeqLengthBuckets
 from kdplug_plugins.cmlm_seq2seq.summary import summary_markdown
+from kdplug_plugins.cmlm_seq2seq.text_metrics import copy_source_scores
 from kdplug_plugins.cmlm_seq2seq.text_metrics import corpus_bleu
 from kdplug_plugins.cmlm_seq2seq.text_metrics import exact_match
 from kdplug_plugins.cmlm_seq2seq.top_k_cache import FORMAT as TOPK_FORMAT
 from kdplug_plugins.cmlm_seq2seq.top_k_cache import TopKCache
 from kdplug_plugins.cmlm_seq2seq.top_k_extractor import TopKExtractor
+from kdplug_plugins.cmlm_seq2seq.top_k_extractor import soft_label_scores
 
 MLE = "mle"
 KD = "cmlm_kd"
@@ -65,15 +68,21 @@ class CmlmSeq2SeqRunner(Runner):
     1. read the (source, target) pairs (`Seq2SeqData`: the config's file,
        or `data` given in Python);
     2. fine-tune the teacher's backbone with a masked-LM head on C-MLM
-       (`teacher.finetune`), measure its masked-token accuracy on test;
+       (`teacher.finetune`), measure its masked-token accuracy on test
+       (random `mask_rate` masks); every draw of this step (the head's
+       initial weights, data order, masks) follows `teacher.finetune.seed`,
+       the seed of the teacher's cache key, not the run's `seed`;
     3. extract the top-K soft labels of the train and validation splits
-       (`TopKExtractor`; cached with `cache.teacher_outputs`);
+       (`TopKExtractor`; cached with `cache.teacher_outputs`) and score them
+       against the gold targets: the teacher's masked-token accuracy under
+       the extraction's own masks (`soft_label_scores`);
     4. train the students through `StageRunner`, each one stage: with
        `mle_baseline`, `mle` (`L_mle` only) first, then `cmlm_kd`
        (`alpha * L_kd + (1 - alpha) * L_mle`); each starts from the same
-       seed;
+       seed and sees the same batches, epoch by epoch;
     5. decode the test sources (greedy or beam), score BLEU and exact
-       match, teacher-forced token accuracy and perplexity;
+       match, teacher-forced token accuracy and perplexity; score the
+       copy-the-source baseline (`copy_source_scores`) the same way;
     6. save the distilled student (`student.keras`), export it as a
        `Seq2SeqGenerator` (`export/`), write `metrics.json`, `summary.md`
        and `loss_curves.png`.
@@ -101,6 +110,7 @@ class CmlmSeq2SeqRunner(Runner):
     def __init__(self, method, context, data=None):
         super().__init__(method, context)
         self.data = data
+        self._arrays = {}  # split -> the student's (features, labels), encoded once
 
     # ---------------------------------------------------------------- run
     def run(self):
@@ -108,30 +118,36 @@ class CmlmSeq2SeqRunner(Runner):
         with ctx.timers("reading data"):
             data = self._read()
         variants = self._variants()
-        source = self._load_teacher()
-        self.check_students(variants)  # before the teacher is fine-tuned
-        teacher_info = self._teacher(data, source)
-        with ctx.timers("teacher evaluation"):
-            teacher_accuracy = self._teacher_accuracy(data)
+        with self._teacher_seeded():
+            source = self._load_teacher()
+            self.check_students(variants)  # before the teacher is fine-tuned
+            teacher_info = self._teacher(data, source)
+            with ctx.timers("teacher evaluation"):
+                teacher_accuracy = self._teacher_accuracy(data)
         soft = {}
         if any(alpha > 0 for _, alpha in variants):
             with ctx.timers("teacher soft labels"):
                 soft = {split: self._soft_labels(data, split)
                         for split in ("train", "validation")
                         if data.splits[split] is not None}
-        train_ds = self._dataset(data, "train", soft, shuffle=True)
+        soft_scores = {split: soft_label_scores(ids, self._student_arrays(data, split)[1])
+                       for split, (ids, _) in soft.items()}
         val_ds = self._dataset(data, "validation", soft, shuffle=False)
         stages = StageRunner(ctx)
         history, step_history, results, students = {}, {}, {}, {}
         for index, (name, alpha) in enumerate(variants):
+            # A new dataset per student: one iterated again reshuffles on
+            # from where it stopped, so the second student would see other
+            # batches than the first in every epoch.
+            train_ds = self._dataset(data, "train", soft, shuffle=True)
             student, hist = self._train(stages, index, name, alpha, train_ds, val_ds)
             history[name], step_history[name] = hist.epochs, hist.steps
             with ctx.timers(f"evaluation {name}"):
                 results[name] = self._evaluate(student, data)
             students[name] = student
         main = variants[-1][0]
-        report = self._report(data, teacher_info, teacher_accuracy, results,
-                              students[main], main)
+        report = self._report(data, teacher_info, teacher_accuracy, soft_scores,
+                              results, students[main], main)
         report["teacher"]["soft_labels"]["bytes"] = sum(  # as stored: int32 + float16
             int(array.nbytes) for pair in soft.values() for array in pair)
         report["history"], report["step_history"] = history, step_history
@@ -143,7 +159,8 @@ class CmlmSeq2SeqRunner(Runner):
     def finetune_teacher(self):
         """Only the C-MLM teacher (fine-tuned or loaded from the cache)."""
         data = self._read()
-        return self._teacher(data, self._load_teacher())
+        with self._teacher_seeded():
+            return self._teacher(data, self._load_teacher())
 
     def check_build(self):
         """`kdplug validate --build`: the teacher loaded with its C-MLM
@@ -168,6 +185,26 @@ class CmlmSeq2SeqRunner(Runner):
         return stage_lines(stages)
 
     # ------------------------------------------------------------- pieces
+    @contextlib.contextmanager
+    def _teacher_seeded(self):
+        """Python, NumPy and TensorFlow seeded with the teacher's seed
+        (`teacher.finetune.seed`, else the run's: `teacher_seed`) for the
+        block, then with the run's `seed` again.
+
+        The teacher's draws happen inside: its C-MLM head's initial weights,
+        the fine-tuning's data order and masks (`cmlm_dataset`'s seeded
+        tf.data ops also read TensorFlow's global seed), the test masks of
+        its accuracy. The fine-tuned teacher's cache key has the teacher's
+        seed, not the run's, so runs of other seeds sharing one cached
+        teacher also share its masking and report one accuracy.
+        """
+        cfg = self.context.config
+        keras.utils.set_random_seed(teacher_seed(cfg))
+        try:
+            yield
+        finally:
+            keras.utils.set_random_seed(cfg.seed)
+
     def _read(self):
         cfg, mcfg = self.context.config, self.method.config
         data = self.data or Seq2SeqData.read(
@@ -242,7 +279,8 @@ class CmlmSeq2SeqRunner(Runner):
 
     def _teacher_accuracy(self, data):
         """The C-MLM teacher's accuracy on the masked target positions of the
-        test split (one fixed draw of masks)."""
+        test split: one fixed draw of random `mask_rate` masks, from the
+        teacher's seed (`_teacher_seeded`)."""
         metric = MaskedTokenAccuracy()
         for x, y in self._cmlm_dataset(data, "test", EVAL_BATCH_SIZE):
             metric.update_state(y, self.mlm(x, training=False))
@@ -275,12 +313,21 @@ class CmlmSeq2SeqRunner(Runner):
                      len(sources), mcfg.passes, mcfg.top_k)
         return cache.save(*extract())
 
+    def _student_arrays(self, data, split):
+        """The student's `(features, labels)` of a split, encoded once per
+        run (shared by every student's dataset and the soft labels' scores;
+        the features dict is a copy)."""
+        if split not in self._arrays:
+            self._arrays[split] = self.encoder.student_arrays(*data.splits[split])
+        features, labels = self._arrays[split]
+        return dict(features), labels
+
     def _dataset(self, data, split, soft, shuffle):
         """Student batches `(features, labels)` of a split (None if absent);
         with the soft labels as `teacher/topk_ids`, `teacher/topk_probs`."""
         if data.splits[split] is None:
             return None
-        features, labels = self.encoder.student_arrays(*data.splits[split])
+        features, labels = self._student_arrays(data, split)
         if split in soft:
             ids, probs = soft[split]
             features[keys.teacher_key(sk.TOPK_IDS)] = ids
@@ -363,9 +410,12 @@ class CmlmSeq2SeqRunner(Runner):
             "export.formats measure classifiers and are not written"]}
 
     # ------------------------------------------------------------- report
-    def _report(self, data, teacher_info, teacher_accuracy, results, student, main):
+    def _report(self, data, teacher_info, teacher_accuracy, soft_scores, results,
+                student, main):
         ctx, cfg, mcfg = self.context, self.context.config, self.method.config
         distilled = results[main]
+        by_split = lambda name: {split: scores[name]  # noqa: E731
+                                 for split, scores in soft_scores.items()}
         return {
             "name": cfg.name,
             "method": cfg.method.name,
@@ -379,13 +429,23 @@ class CmlmSeq2SeqRunner(Runner):
             },
             "teacher": {
                 # masked-token accuracy of the C-MLM teacher on the test split
+                # (random mask_rate masks); also under masked_accuracy
                 "accuracy": teacher_accuracy,
+                # what its draws (head, data order, masks) follow
+                "seed": teacher_seed(cfg),
+                # by masking: random mask_rate masks on test; the soft labels'
+                # own (every `passes`-th target position per pass) on the
+                # splits they are extracted from (top-1 == gold)
+                "masked_accuracy": {"test_random_masks": teacher_accuracy,
+                                    "soft_label_masks": by_split("accuracy")},
                 "params": count_params(self.mlm),
                 "finetune": teacher_info,
                 "mask_rate": mcfg.mask_rate,
                 "soft_labels": {"passes": mcfg.passes, "top_k": mcfg.top_k,
                                 "temperature": mcfg.temperature,
-                                "temper_student": mcfg.temper_student},
+                                "temper_student": mcfg.temper_student,
+                                # the gold word piece among the K kept
+                                "top_k_recall": by_split("top_k_recall")},
             },
             "student": {
                 # teacher-forced next-token accuracy on the test split
@@ -397,6 +457,8 @@ class CmlmSeq2SeqRunner(Runner):
                 "variant": main,
             },
             "variants": results,
+            # no model: the test sources emitted unchanged, scored as the students
+            "copy_source": copy_source_scores(*data.splits["test"], self.encoder.normalize),
             "alpha": mcfg.alpha,
             "decoding": {"strategy": mcfg.decoding,
                          "beam_width": mcfg.beam_width if mcfg.decoding == "beam" else 1,

@@ -10,6 +10,8 @@ Examples:
 100.0
 >>> exact_match(["a b", "c"], ["a b", "d"])
 0.5
+>>> copy_source_scores(["a b c d"], ["a b c d"], normalize=list)
+{'bleu': 100.0, 'exact_match': 1.0}
 """
 
 
@@ -38,3 +40,34 @@ def exact_match(hypotheses, references):
     same = sum(" ".join(h.split()) == " ".join(r.split())
                for h, r in zip(hypotheses, references))
     return same / len(hypotheses)
+
+
+def copy_source_scores(sources, targets, normalize):
+    """BLEU and exact match of emitting every source unchanged: the
+    copy-the-source baseline a student must beat to have learnt more than
+    copying its input (on punctuation restoration, most of the target's
+    words are the source's).
+
+    Scored as the students are: `normalize` is applied to the references
+    (what `Seq2SeqEncoder.normalize` writes: lower-cased for an uncased
+    vocabulary, punctuation split off) and to the sources, which are then
+    what a student copying its input word piece by word piece would emit.
+
+    Args:
+        sources: the source texts of the evaluated split.
+        targets: their reference texts.
+        normalize: `fn(texts) -> texts` (`Seq2SeqEncoder.normalize`).
+
+    Returns:
+        `{"bleu": 0-100, "exact_match": 0-1}`.
+
+    Examples:
+
+    ```python
+    copy_source_scores(*data.splits["test"], encoder.normalize)
+    # {"bleu": 70.27, "exact_match": 0.0047} on data/punct_restore.tsv's test split
+    ```
+    """
+    hypotheses, references = normalize(list(sources)), normalize(list(targets))
+    return {"bleu": corpus_bleu(hypotheses, references),
+            "exact_match": exact_match(hypotheses, references)}

@@ -107,3 +107,38 @@ class TopKExtractor:
             if progress is not None:
                 progress(done, n)
         return ids, probs
+
+
+def soft_label_scores(ids, labels):
+    """How well the soft labels of a split predict its gold targets: the
+    C-MLM teacher's masked-token accuracy under the extraction's own masks
+    (every `passes`-th target position masked per pass, `TopKExtractor`),
+    read off the soft labels without another forward pass, since their
+    first word piece is the teacher's argmax; and the share of positions
+    whose gold word piece is among the K kept.
+
+    Args:
+        ids: `(n, positions, K)` word pieces of the soft labels, best first
+            (`TopKExtractor.extract`, or the cache).
+        labels: `(n, positions)` gold word pieces, -1 where there is none
+            (`Seq2SeqEncoder.student_arrays`: label `j` is the teacher's
+            target position `j`).
+
+    Returns:
+        `{"accuracy": top-1 == gold, "top_k_recall": gold among the K}`,
+        over the positions with a label.
+
+    Examples:
+
+    >>> import numpy as np
+    >>> ids = np.array([[[5, 7], [2, 9], [0, 0]]])
+    >>> soft_label_scores(ids, np.array([[5, 9, -1]]))
+    {'accuracy': 0.5, 'top_k_recall': 1.0}
+    """
+    ids, labels = np.asarray(ids), np.asarray(labels)
+    valid = labels >= 0
+    counted = max(int(valid.sum()), 1)
+    top1 = (ids[..., 0] == labels) & valid
+    among = (ids == labels[..., None]).any(axis=-1) & valid
+    return {"accuracy": float(top1.sum()) / counted,
+            "top_k_recall": float(among.sum()) / counted}

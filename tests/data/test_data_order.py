@@ -236,6 +236,7 @@ def test_seq2seq_student_batches_with_their_top_k_soft_labels():
     ids = np.zeros((N, 4, 2), "int32")
     ids[:, 0, 0] = half
     runner = CmlmSeq2SeqRunner.__new__(CmlmSeq2SeqRunner)
+    runner._arrays = {}  # the encoded splits (`__init__` sets it)
     runner.encoder = types.SimpleNamespace(student_arrays=lambda sources, targets: (
         {"source_ids": np.zeros((N, 4), "int32")}, np.zeros((N, 4), "int32")))
     runner.context = types.SimpleNamespace(

@@ -1,3 +1,5 @@
+import math
+
 import keras
 import numpy as np
 import pytest
@@ -5,6 +7,7 @@ import pytest
 from kdplug_plugins.cmlm_seq2seq.seq2seq_decoder import Seq2SeqDecoder
 from kdplug_plugins.cmlm_seq2seq.seq2seq_gru import Seq2SeqGru
 from kdplug_plugins.cmlm_seq2seq.seq2seq_transformer import Seq2SeqTransformer
+from kdplug_plugins.cmlm_seq2seq.text_metrics import copy_source_scores
 from kdplug_plugins.cmlm_seq2seq.text_metrics import corpus_bleu
 from kdplug_plugins.cmlm_seq2seq.text_metrics import exact_match
 
@@ -148,3 +151,22 @@ def test_bleu_of_identical_text_is_100_and_exact_match():
     assert exact_match([refs[0], "nothing  here works at all "], refs) == 1.0
     assert exact_match(["x", refs[1]], refs) == 0.5
     assert corpus_bleu(["", ""], refs) == 0.0
+
+
+def test_copy_source_baseline_by_hand():
+    """Copying the sources, both sides normalised (here lower-cased) as the
+    students' references are. Corpus counts: hypothesis "the cat sat on
+    the mat" against "the cat sat on the mat ." matches 6/6 unigrams, 5/5
+    bigrams, 4/4 trigrams, 3/3 4-grams; "it was bad" against "it was not
+    bad ." 3/3, 1/2, 0/1, none: precisions 9/9, 6/7, 4/5, 3/3; lengths 9
+    against 12, brevity penalty exp(1 - 12/9)."""
+    sources = ["the cat sat on the mat", "it was bad"]
+    targets = ["The cat sat on the mat .", "It was not bad ."]
+    lower = lambda texts: [t.lower() for t in texts]  # noqa: E731
+    scores = copy_source_scores(sources, targets, lower)
+    bleu = 100 * math.exp(1 - 12 / 9) * (6 / 7 * 4 / 5) ** 0.25  # 65.20
+    assert scores["bleu"] == pytest.approx(bleu, abs=1e-4)
+    assert scores["exact_match"] == 0.0
+    # the normalisation is what makes a cased reference equal its copy
+    assert copy_source_scores(["good film"], ["Good film"], lower)["exact_match"] == 1.0
+    assert copy_source_scores(["good film"], ["Good film"], list)["exact_match"] == 0.0

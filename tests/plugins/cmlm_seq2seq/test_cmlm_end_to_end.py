@@ -53,7 +53,18 @@ def test_kdplug_run_trains_decodes_and_exports_a_text_generator(tmp_path, capsys
     assert "topk_soft_ce" not in report["history"]["mle"]
     assert report["teacher"]["finetune"]["cached"] is False
     assert 0.0 <= report["teacher"]["accuracy"] <= 1.0
-    assert "BLEU" in (run / "summary.md").read_text()
+    # the teacher's accuracies, named by their masks; the seed they follow
+    masked = report["teacher"]["masked_accuracy"]
+    assert masked["test_random_masks"] == report["teacher"]["accuracy"]
+    assert set(masked["soft_label_masks"]) == {"train", "validation"}
+    recall = report["teacher"]["soft_labels"]["top_k_recall"]
+    assert all(0.0 <= masked["soft_label_masks"][s] <= recall[s] <= 1.0 for s in recall)
+    assert report["teacher"]["seed"] == 0
+    # the copy-the-source baseline beside the students
+    assert set(report["copy_source"]) == {"bleu", "exact_match"}
+    assert 0.0 <= report["copy_source"]["bleu"] <= 100.0
+    summary = (run / "summary.md").read_text()
+    assert "BLEU" in summary and "| copy the source (no model) |" in summary
     assert (run / "student.keras").is_file() and (run / "loss_curves.png").is_file()
     # the C-MLM teacher and both splits' soft labels are in kdplug's cache
     cache = tmp_path / "kdplug-cache"

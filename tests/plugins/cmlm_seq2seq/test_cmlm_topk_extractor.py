@@ -3,6 +3,7 @@ import pytest
 
 from kdplug_plugins.cmlm_seq2seq.seq2seq_encoder import Seq2SeqEncoder
 from kdplug_plugins.cmlm_seq2seq.top_k_extractor import TopKExtractor
+from kdplug_plugins.cmlm_seq2seq.top_k_extractor import soft_label_scores
 
 from cmlm_helpers import mlm  # noqa: F401  (a fixture)
 from cmlm_helpers import tokenizer  # noqa: F401  (a fixture)
@@ -63,6 +64,52 @@ def test_several_positions_per_pass_equal_a_direct_call_pass_by_pass(
         assert ids[1, j].tolist() == top.tolist()
         np.testing.assert_allclose(probs[1, j], p, rtol=2e-3)
     assert TopKExtractor(mlm, 4, 6, passes=4).pass_positions(1).tolist() == [1, 5]
+
+
+def test_soft_label_scores_by_hand():
+    ids = np.array([[[5, 7, 1], [2, 9, 1], [4, 3, 1], [0, 0, 0]],
+                    [[8, 6, 1], [3, 3, 3], [0, 0, 0], [0, 0, 0]]])
+    labels = np.array([[5, 9, 6, -1], [8, 3, -1, -1]])
+    # top-1 right at (0, 0), (1, 0), (1, 1): 3 of 5; gold among the K: 4 of 5
+    assert soft_label_scores(ids, labels) == {"accuracy": 0.6, "top_k_recall": 0.8}
+    # a label-less position never counts, even when its ids are 0 and label -1
+    assert soft_label_scores(ids[:, :1], np.full((2, 1), -1)) == {
+        "accuracy": 0.0, "top_k_recall": 0.0}
+
+
+def test_soft_label_accuracy_is_the_teachers_under_the_extractions_masks(
+        mlm, tokenizer):
+    """`soft_label_scores`' accuracy equals the masked-token accuracy of the
+    teacher called with the extraction's masks (pass p: the target
+    positions j mod passes = p), pass by pass, by a plain argmax. The toy
+    teacher is random, so half the labels are set to its own predictions
+    (the accuracy is then neither 0 nor 1)."""
+    encoder = Seq2SeqEncoder(tokenizer, 4, 5, 14)
+    arrays = encoder.teacher_arrays(SOURCES, TARGETS)
+    gold = encoder.student_arrays(SOURCES, TARGETS)[1]
+    passes = 2
+    ids, _ = TopKExtractor(mlm, tokenizer.mask_token_id, 6, passes=passes,
+                           top_k=K).extract(arrays)
+    predicted = np.full_like(gold, -1)
+    for row in range(len(SOURCES)):
+        start, count = arrays["target_mask"][row].argmax(), arrays["target_mask"][row].sum()
+        for p in range(passes):
+            js = list(range(p, count, passes))
+            masked = arrays["token_ids"][row:row + 1].copy()
+            masked[0, [start + j for j in js]] = tokenizer.mask_token_id
+            predicted[row, js] = np.asarray(mlm({
+                "token_ids": masked, "segment_ids": arrays["segment_ids"][row:row + 1],
+                "padding_mask": arrays["padding_mask"][row:row + 1],
+                "mask_positions": np.array([[start + j for j in js]], "int32")},
+                training=False))[0].argmax(-1)
+    valid = gold >= 0
+    assert (predicted[valid] >= 0).all() and (predicted[~valid] == -1).all()
+    labels = np.where(np.arange(gold.shape[1]) % 2 == 0, predicted, gold)
+    accuracy = (predicted == labels)[valid].mean()
+    assert 0.0 < accuracy < 1.0
+    scores = soft_label_scores(ids, labels)
+    assert scores["accuracy"] == pytest.approx(accuracy)
+    assert scores["accuracy"] <= scores["top_k_recall"] <= 1.0
 
 
 @pytest.mark.slow
