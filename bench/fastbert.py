@@ -16,7 +16,9 @@ layers executed and measured CPU throughput at each `--batch-sizes` (default
 64 and 16), against the full model (every layer) measured the same way.
 Export is skipped (it does not enter the curve).
 
-Outputs: `docs/img/fastbert_curve.png` and the section of `docs/results.md`
+Outputs: the run in `bench/results/fastbert.json` (its config, report, wall
+time and machine; `--render-only` rewrites the section from it),
+`docs/img/fastbert_curve.png` and the section of `docs/results.md`
 between `<!-- fastbert:start -->` and `<!-- fastbert:end -->` (the file is
 created if missing; nothing outside the markers changes): the curve, and the
 paper's claim at speed 0.5 as `bench/verdicts.py` judges it (one run is one
@@ -37,7 +39,6 @@ the PNG goes to `img/` beside the page).
 """
 
 import argparse
-import datetime
 import os
 import shutil
 import sys
@@ -45,10 +46,14 @@ import time
 
 import verdicts  # bench/ is the script's folder
 from benchlib import add_single_run_arguments
-from benchlib import cpu_model
+from benchlib import entry_config
+from benchlib import machine_text
 from benchlib import markers
+from benchlib import resumes
 from benchlib import single_run_dirs
-from benchlib import usable_cpus
+from benchlib import store_run
+from benchlib import stored_run
+from benchlib import wall_text
 from benchlib import write_marked_section
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -56,6 +61,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = os.path.join(ROOT, "configs", "fastbert.yaml")
 START, END = markers("fastbert")
+TITLE = "## FastBERT: exit threshold vs accuracy, depth and CPU throughput"
 IMAGE = os.path.join("img", "fastbert_curve.png")
 # The accuracy loss the paper's claim allows, also where the text quotes the
 # fastest threshold within it (a point on one run's curve, not a verdict).
@@ -109,22 +115,32 @@ def load(args):
 
 
 def run(args):
-    from kdplug.run.experiment import Experiment
+    """Runs the config (or, with `--render-only`, reads the stored run),
+    stores the run in the results file and rewrites the section."""
+    if args.render_only:
+        entry = stored_run(args, "fastbert", TITLE)
+        if entry is None:
+            return {"report": None, "results": args.write_docs, "seconds": None}
+    else:
+        from kdplug.run.experiment import Experiment
 
-    cfg = load(args)
-    start = time.perf_counter()
-    report = Experiment(cfg).run()
-    wall = time.perf_counter() - start
+        cfg = load(args)
+        resumed = resumes(args)
+        start = time.perf_counter()
+        report = Experiment(cfg).run()
+        entry = store_run(args, "fastbert", cfg, report, time.perf_counter() - start,
+                          resumed)
+        curve = report["method_evaluation"]["fastbert_curve"]
+        image = os.path.join(os.path.dirname(args.write_docs), IMAGE)
+        os.makedirs(os.path.dirname(image), exist_ok=True)
+        shutil.copyfile(curve["paths"]["png"], image)
+    report = entry["report"]
     curve = report["method_evaluation"]["fastbert_curve"]
-    image = os.path.join(os.path.dirname(args.write_docs), IMAGE)
-    os.makedirs(os.path.dirname(image), exist_ok=True)
-    shutil.copyfile(curve["paths"]["png"], image)
-    section = render(cfg, report, curve, wall, smoke=args.smoke)
+    section = render(entry_config(entry), report, curve, entry, smoke=args.smoke)
     path = args.write_docs
     write_marked_section(path, "fastbert", section)
-    print(f"bench/fastbert.py: wrote {path} and {image} "
-          f"({wall:.0f} s)")
-    return {"report": report, "curve": curve, "results": path, "seconds": wall}
+    print(f"bench/fastbert.py: wrote {path} ({entry['wall_s']:.0f} s)")
+    return {"report": report, "curve": curve, "results": path, "seconds": entry["wall_s"]}
 
 
 def quoted_row(curve, max_drop=QUOTE_MAX_DROP):
@@ -144,8 +160,10 @@ def _shown(path):
     return os.path.basename(path) if rel.startswith("..") else rel
 
 
-def render(cfg, report, curve, wall, smoke=False):
-    """The Markdown of the fastbert section (without the markers)."""
+def render(cfg, report, curve, entry, smoke=False):
+    """The Markdown of the fastbert section (without the markers), from the
+    stored run `entry` (`benchlib.store_run`: its wall time, machine and
+    date)."""
     from kdplug_plugins.fastbert.speed_curve import markdown_table
 
     history = report["history"].get("self_distill", {})
@@ -153,8 +171,7 @@ def render(cfg, report, curve, wall, smoke=False):
     seconds = report.get("seconds", {})
     sizes = ", ".join(str(b) for b in curve["batch_sizes"])
     finetune = report["teacher"].get("finetune") or {}
-    title = "## FastBERT: exit threshold vs accuracy, depth and CPU throughput"
-    lines = [title, ""]
+    lines = [TITLE, ""]
     if smoke:
         lines += ["**Smoke run** (tiny random preset, toy data): checks the "
                   "pipeline only, the numbers mean nothing.", ""]
@@ -170,8 +187,8 @@ def render(cfg, report, curve, wall, smoke=False):
         f"texts (loss {loss[0]:.4f} -> {loss[-1]:.4f}). Test split: "
         f"{report['test_examples']} sentences, sequence length "
         f"{cfg.data.sequence_length}. Throughput: examples/s over the whole "
-        f"test split at batch sizes {sizes}, {usable_cpus()} CPU cores ({cpu_model()}), TensorFlow CPU "
-        f"(no XLA for inference), {datetime.date.today().isoformat()}.",
+        f"test split at batch sizes {sizes}, {machine_text(entry['machine'])} (no "
+        f"XLA for inference), {entry['finished'][:10]}.",
         "",
         "`speed` is the normalised-entropy threshold: after layer `i` an "
         "example exits when its branch's `H(p) / log C < speed` (0: every "
@@ -203,7 +220,7 @@ def render(cfg, report, curve, wall, smoke=False):
         "",
         f"![FastBERT speed curve]({IMAGE})",
         "",
-        f"Wall time {wall:.0f} s ("
+        f"{wall_text(entry)} ("
         + ", ".join(f"{k} {v:.0f} s" for k, v in seconds.items())
         + "; the curve is the rest).",
     ]

@@ -43,6 +43,7 @@ from benchlib import run_config
 from benchlib import run_jobs
 from benchlib import run_summary
 from benchlib import save_results
+from benchlib import time_cell
 from benchlib import validate_config
 from benchlib import write_config
 from benchlib import write_marked_section
@@ -386,7 +387,7 @@ def render(results, smoke=False):
             f"{mean_sd_cell(e['accuracy'] for e in entries)} | {pct} | "
             f"{_params(entries[0]['params'])} | "
             f"{statistics.median(e['latency_ms'] for e in entries):.1f} | "
-            f"{statistics.fmean(e['train_s'] for e in entries):.0f} | "
+            f"{time_cell(entries, pick=statistics.fmean)} | "
             f"{', '.join(str(e['seed']) for e in entries)} |"
         )
     lines += ["", "### Targets", "", TARGETS_TEXT + " Computed from the table:", "",

@@ -150,7 +150,8 @@ def epochs(n):
 
 def render(results):
     """The "Task kinds" section from the stored results."""
-    entries = [e for e in results.get("results", {}).values() if "error" not in e]
+    stored = results.get("results", {})  # in key order: the same from memory or file
+    entries = [stored[key] for key in sorted(stored) if "error" not in stored[key]]
     lines = ["## Task kinds: regression, multi-label, token classification, "
              "extractive QA", ""]
     if not entries:
@@ -165,7 +166,7 @@ def render(results):
         if not mine:
             lines += [f"### {task}", "", "Not run yet.", ""]
             continue
-        names = list(mine[0]["metrics"])
+        names = sorted(mine[0]["metrics"], key=lambda n: (n != primary, n))  # primary first
         budgets = mine[0]["budget"]
         lines += [f"### {task}", "", f"Labels: {labels}. Budget: teacher at most "
                   f"{epochs(budgets['teacher_epochs'])}, students at most "
@@ -187,11 +188,11 @@ def render(results):
                          + f" | {runs[0]['params'] / 1e6:.1f}M | {kept or '–'} |")
         lines.append("")
     lines += _reading(entries)
-    machine = entries[0]["machine"]
+    machines = "; ".join(sorted({machine_text(e["machine"]) for e in entries}))
     lines += ["", "Early stopping on the primary metric (patience 1), the best epoch "
               "kept; sequence length 48 (token classification: 64; extractive QA: "
               "128-token windows overlapping by 32), batch 32. "
-              f"Machine: {machine_text(machine)}. Regenerate with "
+              f"Machines: {machines}. Regenerate with "
               "`python bench/tasks.py` (results in `bench/results/tasks.json`).", ""]
     return "\n".join(lines)
 

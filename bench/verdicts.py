@@ -29,6 +29,11 @@ two independent variance terms:
   sentences, so the true variance of their difference is smaller (it is
   the discordant share over N): the term is **conservative**, most of all
   for near-identical models (FastBERT's exits against its own full model).
+  Where both rows of a paired comparison kept their per-sentence
+  correctness (bench/claims.py stores it from each run's
+  `predictions.npz`), `compare` uses the exact paired term instead:
+  var(d) / N, d_i the mean over seeds of the two rows' difference on
+  sentence i (`paired_sentence_var`).
   Test sizes: movie_snippets 1,060 sentences (one is 0.09 points; the term
   is about 1.1 points per accuracy near 0.85), tweets 420 (0.24 points; about
   1.3 points near 0.92). Corpus BLEU has no such formula and the results keep
@@ -123,6 +128,26 @@ KEPT_SHARE = 0.5          # MT-DNN: "most of the ensembles' gain", at least half
 
 # --------------------------------------------------------------------------
 # Test-set sampling
+
+
+def paired_sentence_var(correct_a, correct_b):
+    """The test-set variance of mean(accuracy A) - mean(accuracy B) over
+    seeds when both rows' per-sentence correctness is known: with
+    `d_i = mean over seeds of (a_si - b_si)`, the effect is the mean of `d`
+    over the N test sentences, and its sampling variance is
+    `var(d) / N` (the paired, McNemar-like term: sentences both rows get
+    right or both get wrong add nothing). `correct_a`, `correct_b`:
+    `(seeds, N)` arrays of 0/1, the same seeds in the same order.
+
+    >>> paired_sentence_var([[1, 1, 0, 0]], [[1, 0, 0, 0]])  # d = 0, 1, 0, 0
+    0.0625
+    """
+    a, b = (np.asarray(x, dtype=float) for x in (correct_a, correct_b))
+    if a.shape != b.shape or a.ndim != 2:
+        raise ValueError(f"per-sentence correctness must be two (seeds, N) arrays "
+                         f"of one shape, got {a.shape} and {b.shape}")
+    d = (a - b).mean(0)
+    return float(d.var(ddof=1) / d.size)
 
 
 def binomial_var(p, n):
@@ -396,7 +421,9 @@ def rule_text(alpha=ALPHA, power=POWER):
         "where the rows share their seeds, Welch otherwise; df from the seeds) to "
         "the test set's sampling variance (p(1 - p) / N per accuracy, summed over "
         "the metrics an effect combines: conservative, as models scored on one "
-        "test set share errors), and p is the t test's with the test-set term "
+        "test set share errors; \"paired by sentence\": var(d) / N over the test "
+        "sentences, d_i the two rows' mean difference on sentence i, where both "
+        "rows kept their per-sentence results), and p is the t test's with the test-set term "
         "known. *Reproduced*: the bounds lie on the claim's side of its bound "
         "(p < 0.05); *not reproduced*: they exclude the claim (p > 0.95); "
         f"*inconclusive*: neither; *pending*: under {MIN_SEEDS} seeds in a row. The "
@@ -404,14 +431,16 @@ def rule_text(alpha=ALPHA, power=POWER):
         f"{100 * power:.0f}% power at the seeds run.")
 
 
-def judge(estimate, bound, above, scale, bound_text, n_test, note=""):
+def judge(estimate, bound, above, scale, bound_text, n_test, note="", by_sentence=False):
     """The `Verdict` of "effect > bound" (`above`) or "effect < bound"
-    (`n_test` None: the estimate has no test-set term, said in `test`)."""
+    (`n_test` None: the estimate has no test-set term, said in `test`;
+    `by_sentence`: its test-set term is the paired sentence term)."""
     p = estimate.p(bound, above)
     low, high = estimate.bounds()
     df = float(estimate.seed_df)
+    test_term = " + test set, paired by sentence" if by_sentence else " + test set"
     test = (f"{estimate.design}, {estimate.seeds} (df {df:.3g})"
-            + (" + test set" if n_test else ", no test-set term"))
+            + (test_term if n_test else ", no test-set term"))
     return Verdict(outcome(p), float(estimate.effect), low, high, p, estimate.mde(),
                    test, note, scale, bound_text)
 
@@ -467,10 +496,14 @@ def contrast(distilled, plain, ensemble, share, n_test=None, metric="accuracy"):
 # Claim kinds
 
 
-def compare(better, worse, n_test=None, margin=0.0, metric="accuracy", scale=POINTS):
+def compare(better, worse, n_test=None, margin=0.0, metric="accuracy", scale=POINTS,
+            correct=None):
     """"better > worse" (`margin` 0) or "better >= worse", not worse by more
     than `margin` (non-inferiority), from `{seed: value}` per row: paired when
-    the seed sets are the same, Welch otherwise (`difference`)."""
+    the seed sets are the same, Welch otherwise (`difference`). `correct`:
+    `({seed: 0/1 per test sentence}, {seed: ...})` of the two rows, where
+    the runs kept them; paired seeds that both have them take the paired
+    sentence term (`paired_sentence_var`) in place of the binomial sum."""
     effect = (_mean(better.values()) - _mean(worse.values())
               if better and worse else None)
     bound = f"≥ {scale(-margin)}" if margin else f"> 0{scale.unit}"
@@ -481,7 +514,13 @@ def compare(better, worse, n_test=None, margin=0.0, metric="accuracy", scale=POI
     a = [better[s] for s in seeds]
     b = [worse[s] for s in seeds] if paired else list(worse.values())
     estimate = difference(a, b, paired, n_test, metric)
-    return judge(estimate, -margin, True, scale, bound, n_test)
+    by_sentence = paired and n_test and correct and all(
+        s in correct[0] and s in correct[1] for s in seeds)
+    if by_sentence:
+        estimate.test_var = paired_sentence_var([correct[0][s] for s in seeds],
+                                                [correct[1][s] for s in seeds])
+    return judge(estimate, -margin, True, scale, bound, n_test,
+                 by_sentence=bool(by_sentence))
 
 
 def ratio_at_least(students, teacher, target, n_test=None):

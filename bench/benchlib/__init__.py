@@ -14,6 +14,7 @@ doc page, from which results file.
 - `runs`: a campaign's jobs and their loop, one config run in a fresh
   process (`kdplug run` or the teacher job), resumable run folders.
 - `teacher_job`: a campaign's teacher row.
+- `single_run`: the results file of a script that benchmarks one config.
 - `timing`: padding counts and interleaved timing rounds.
 """
 
@@ -42,8 +43,15 @@ from .results import mean_sd_cell
 from .results import now
 from .results import run_summary
 from .results import save_results
+from .results import time_cell
 from .results import usable_cpus
 from .runs import Job
+from .single_run import entry_config
+from .single_run import latest_run
+from .single_run import resumes
+from .single_run import store_run
+from .single_run import stored_run
+from .single_run import wall_text
 from .runs import parse_seeds
 from .runs import prepare_run_dir
 from .runs import run_child
@@ -58,10 +66,13 @@ from .timing import padding_stats
 __all__ = [
     "BENCH", "Job", "PERFORMANCE_PAGE", "RESULTS_PAGE", "ROOT", "SmokeSetup", "TITLE",
     "add_interleaved_arguments", "add_measurement_arguments", "add_single_run_arguments",
-    "add_write_docs_argument", "campaign_paths", "cpu_model", "interleaved_rates",
+    "add_write_docs_argument", "campaign_paths", "cpu_model", "entry_config",
+    "interleaved_rates", "latest_run",
     "load_base", "load_results", "machine", "machine_text", "markers", "mean_sd_cell",
     "measurement_section", "now", "padding_stats", "parse_seeds", "prepare_run_dir",
-    "run_child", "run_config", "run_jobs", "run_subprocess", "run_summary",
-    "save_results", "single_run_dirs", "teacher_job", "usable_cpus", "validate_config",
+    "resumes", "run_child", "run_config", "run_jobs", "run_subprocess", "run_summary",
+    "save_results", "single_run_dirs", "store_run", "stored_run", "teacher_job",
+    "time_cell",
+    "usable_cpus", "validate_config", "wall_text",
     "write_config", "write_marked_section",
 ]

@@ -64,6 +64,10 @@ def add_single_run_arguments(parser, name, config):
                         f"or runs/bench_{name}_smoke with --smoke)")
     add_write_docs_argument(parser, always="docs/results.md, or <run folder>/docs/"
                             "results.md with --smoke; images beside it in img/")
+    parser.add_argument("--results", help=f"results JSON (default bench/results/{name}"
+                        ".json, the run folder's with --smoke)")
+    parser.add_argument("--render-only", action="store_true",
+                        help="rewrite the section from the stored results, run nothing")
 
 
 def single_run_dirs(args, name):

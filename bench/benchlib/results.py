@@ -34,8 +34,9 @@ def save_results(path, results):
     rows. A key both hold keeps the entry `finished` last (a failure, which
     has no `finished`, counts as oldest; a tie keeps this process's), so a
     stale copy never overwrites a newer measurement and a failed re-run
-    never overwrites a result. `results` gets the merged rows too (so this
-    process's Markdown shows them). The read and the write hold an
+    never overwrites a result. `results` gets the merged rows too, in the
+    file's (sorted) order (so this process's Markdown shows them as
+    `--render-only` will). The read and the write hold an
     exclusive lock on `<path>.lock`.
 
     Args:
@@ -50,6 +51,9 @@ def save_results(path, results):
             for key, entry in load_results(path).get("results", {}).items():
                 if key not in mine or _finished(entry) > _finished(mine[key]):
                     mine[key] = entry
+            # in the file's order, so a section rendered now reads the rows as
+            # `--render-only` will read them from the file
+            results["results"] = dict(sorted(mine.items()))
             storage.write_json(path, results, indent=1, sort_keys=True)
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
@@ -161,6 +165,19 @@ def usable_cpus():
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))
     return os.cpu_count()
+
+
+def time_cell(entries, key="train_s", pick=min):
+    """A table cell of seconds over a row's stored runs (`pick`: `min` for
+    the fastest seed, `statistics.fmean` for the mean), read from whole runs
+    only: a resumed run's times are its last process's part (`Job`), so it
+    is no timing; `–` when every run was resumed.
+
+    >>> time_cell([{"train_s": 90.0}, {"train_s": 20.0, "resumed": True}])
+    '90'
+    """
+    whole = [e[key] for e in entries if not e.get("resumed") and e.get(key) is not None]
+    return f"{pick(whole):.0f}" if whole else "–"
 
 
 def mean_sd_cell(values, digits=4):

@@ -19,7 +19,8 @@ verdicts = load_bench_script("verdicts")
 def options(**kwargs):
     values = dict(epochs=4, teacher_epochs=4, intermediate_epochs=3, aug_n=None,
                   run_root="/tmp/runs/claims", smoke=False, gpu=False,
-                  in_process=False)
+                  in_process=False, seed_lists={"movie": [0, 1, 2, 3, 4],
+                                                "tweets": [0, 1, 2]})
     values.update(kwargs)
     return types.SimpleNamespace(**values)
 
@@ -52,6 +53,48 @@ def test_rows_compared_by_a_claim_share_their_student():
     tiny = claims.build_doc(claims.ROW_BY_ID["tinybert_no_att"], "movie", 0, options())
     assert tiny["method"]["attention_weight"] == 0.0
     assert tiny["method"]["stages"] == ["task_intermediate", "task_prediction"]
+
+
+def test_distilbert_control_is_the_distilbert_student_fine_tuned():
+    control, distil = (claims.build_doc(claims.ROW_BY_ID[r], "movie", 0, options())
+                       for r in ("ft_every_other", "distilbert"))
+    assert control["student"] == distil["student"] == claims.EVERY_OTHER
+    assert control["method"] == {"name": "kd", "alpha": 0.0, "temperature": 1.0}
+    assert claim("distilbert_vs_control").better == "distilbert"
+
+
+def test_summary_keeps_the_students_correctness_per_sentence(tmp_path):
+    """From the run's `predictions.npz`: packed to bits in the results file,
+    read back by the verdicts' paired sentence term."""
+    labels = np.array([0, 1, 1, 0, 1, 0, 0, 1, 1])
+    student = np.eye(2)[[0, 1, 0, 0, 1, 1, 0, 1, 1]]
+    np.savez(tmp_path / "predictions.npz", labels=labels, student=student,
+             teacher=np.eye(2)[labels])
+    correct = claims.student_correct(str(tmp_path))
+    assert correct.tolist() == [1, 1, 0, 1, 1, 0, 1, 1, 1]
+    packed = claims.pack_bits(correct)
+    assert packed["n"] == 9 and claims.unpack_bits(packed).tolist() == correct.tolist()
+    assert claims.student_correct(str(tmp_path / "none")) is None
+
+
+def test_a_claim_with_kept_sentences_uses_the_paired_sentence_term():
+    rng = np.random.default_rng(0)
+    base = rng.random((3, 1060)) < 0.82
+    rows = []
+    for seed in range(3):
+        worse = base[seed].astype("uint8")
+        better = worse.copy()
+        better[np.flatnonzero(worse == 0)[:30]] = 1  # 30 sentences more, each seed
+        for rid, bits in (("kd", better), ("ft", worse)):
+            rows.append(dict(entry(rid, seed, float(bits.mean()), "movie"),
+                             correct=claims.pack_bits(bits)))
+    verdict = claims.claim_verdict(claim("kd_beats_ft"), by_domain(*rows), "movie")
+    assert verdict.test.endswith("paired by sentence")
+    assert verdict.result == "reproduced"  # +2.8 points, the same 30 sentences
+    for row in rows:
+        del row["correct"]
+    plain = claims.claim_verdict(claim("kd_beats_ft"), by_domain(*rows), "movie")
+    assert plain.test.endswith("+ test set") and plain.p > verdict.p
 
 
 def by_domain(*entries):
@@ -170,7 +213,7 @@ def test_render_from_stored_results():
 
 
 def test_campaign_order_is_seed_by_seed_after_the_teacher():
-    args = options(domains=["movie"], seed_list=[0, 1],
+    args = options(domains=["movie"], seed_lists={"movie": [0, 1]},
                    rows=claims.select_rows("ft,kd"))
     order = [(r.id, s) for _, r, s in claims.todo_list(args)]
     assert order == [("teacher", 0), ("ft", 0), ("kd", 0), ("ft", 1), ("kd", 1)]
@@ -205,7 +248,9 @@ def test_estimates_read_the_rows_measured_seeds():
     results["results"]["movie/teacher/seed0"] = {
         "budget": claims.budget(teacher, args), "wall_s": 19.0}
     assert teacher.estimate_s("movie", args, results) == teacher.estimate_s("movie", args)
-    assert "~ 10.0 min" in claims.estimates_text(args, results)
+    text = claims.estimates_text(args, results)
+    assert "~ 10.0 min" in text
+    assert "seeds 0, 1, 2, 3, 4: ~" in text and "seeds 0, 1, 2: ~" in text
 
 
 def test_mtdnn_row_runs_once_with_its_own_ensembles_and_baseline():
@@ -223,7 +268,7 @@ def test_mtdnn_row_runs_once_with_its_own_ensembles_and_baseline():
                                             "tweet_sentiment"]
     assert claims.budget(row, options())["length_buckets"] is False
     # both domains' data in one run: it runs in movie's part only
-    args = options(domains=["movie", "tweets"], seed_list=[0],
+    args = options(domains=["movie", "tweets"], seed_lists={"movie": [0], "tweets": [0]},
                    rows=claims.select_rows("mtdnn"))
     assert [(d, r.id) for d, r, _ in claims.todo_list(args)] == [
         ("movie", "teacher"), ("movie", "mtdnn"), ("tweets", "teacher")]

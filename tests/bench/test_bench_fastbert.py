@@ -58,6 +58,13 @@ def test_smoke_run_writes_png_and_section(bench, tmp_path, results_docs):
     assert ("(`bench/verdicts.py`): **not reproduced** (claim ≤ 1.00 points lost): "
             "+0.00 points lost; speed 0.5: 100% of the layers, none saved (no layer "
             "saved). One run is one seed") in section
+    # the run is stored: --render-only writes the same section from the file alone
+    assert os.path.isfile(tmp_path / "run" / "fastbert.json")
+    (docs / "results.md").write_text(before + bench.START + "stale" + bench.END + after)
+    bench.run(bench.parse_args([
+        "--smoke", "--render-only", "--output-dir", str(tmp_path / "run"),
+        "--write-docs", str(docs / "results.md")]))
+    assert (docs / "results.md").read_text() == text
 
 
 def test_real_mode_defaults(bench):

@@ -18,7 +18,8 @@ if BENCH not in sys.path:  # as when a script runs from bench/
     sys.path.insert(0, BENCH)
 import benchlib  # noqa: E402
 
-MODULES = ["configs", "docs", "paths", "results", "runs", "teacher_job", "timing"]
+MODULES = ["configs", "docs", "paths", "results", "runs", "single_run", "teacher_job",
+           "timing"]
 
 
 def test_write_marked_section_creates_replaces_and_keeps_other_text(tmp_path):
@@ -260,3 +261,12 @@ def test_run_child_kills_its_child_when_the_campaign_is_terminated(tmp_path):
     assert campaign.wait(timeout=30) == 128 + signal.SIGTERM
     with pytest.raises(ProcessLookupError):  # killed and reaped, not orphaned
         os.kill(child, 0)
+
+
+def test_time_cell_leaves_resumed_runs_out():
+    """A resumed run's time is its last process's part: never a timing."""
+    entries = [{"train_s": 300.0}, {"train_s": 90.0, "resumed": True},
+               {"train_s": 500.0}]
+    assert benchlib.time_cell(entries) == "300"
+    assert benchlib.time_cell(entries, pick=lambda v: sum(v) / len(v)) == "400"
+    assert benchlib.time_cell([{"wall_s": 9.0, "resumed": True}], "wall_s") == "–"

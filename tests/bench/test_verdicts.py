@@ -68,6 +68,59 @@ def test_the_test_set_term_by_hand():
     assert high - 0.03 == pytest.approx(0.03 - low)
 
 
+def test_the_paired_sentence_term_by_hand():
+    """With per-sentence correctness, the test-set term is var(d) / N, d_i
+    the mean over seeds of the two rows' difference on sentence i: two
+    rows that agree on most sentences get a far smaller term than the
+    binomial sum."""
+    n = 400
+    rng = np.random.default_rng(0)
+    worse = {s: (rng.random(n) < 0.8).astype(int) for s in range(3)}
+    better = {}
+    for s, row in worse.items():  # the same sentences, 12 flipped to right, 4 to wrong
+        row = row.copy()
+        wrong, right = np.flatnonzero(row == 0), np.flatnonzero(row == 1)
+        row[wrong[:12]], row[right[:4]] = 1, 0
+        better[s] = row
+    acc = lambda rows: {s: float(r.mean()) for s, r in rows.items()}  # noqa: E731
+    d = np.mean([better[s] - worse[s] for s in range(3)], axis=0)
+    assert verdicts.paired_sentence_var([better[s] for s in range(3)],
+                                        [worse[s] for s in range(3)]) == pytest.approx(
+        d.var(ddof=1) / n)
+    assert verdicts.paired_sentence_var([[1, 1, 0, 0]], [[1, 0, 0, 0]]) == 0.0625
+    paired = verdicts.compare(acc(better), acc(worse), n_test=n,
+                              correct=(better, worse))
+    plain = verdicts.compare(acc(better), acc(worse), n_test=n)
+    assert paired.test == "paired, 3 seeds (df 2) + test set, paired by sentence"
+    assert paired.effect == pytest.approx(8 / n)  # +2 points at every seed
+    # 16 discordant sentences of 400: var(d) / N = (16/400 - 0.02^2) ... / 400
+    assert paired.high - paired.low < 0.5 * (plain.high - plain.low)
+    assert paired.result == "reproduced" and plain.result == "inconclusive"
+    # a seed without its sentences: the binomial term for the whole comparison
+    partial = verdicts.compare(acc(better), acc(worse), n_test=n,
+                               correct=({0: better[0]}, worse))
+    assert partial.test == plain.test and partial.p == pytest.approx(plain.p)
+    with pytest.raises(ValueError, match="one shape"):
+        verdicts.paired_sentence_var([[1, 0]], [[1, 0, 1]])
+
+
+def test_paired_sentence_term_false_positives_under_a_tie():
+    """Two rows of the same true accuracy that each flip 5% of a shared
+    base's sentences, seed by seed: "reproduced" (and "not reproduced") at
+    a rate of at most alpha with the paired sentence term (simulated, one
+    campaign per row of the arrays)."""
+    gen = np.random.default_rng(1)
+    trials, seeds, n = CAMPAIGNS, 3, 300
+    base = gen.random((trials, 1, n)) < 0.85
+    a = base ^ (gen.random((trials, seeds, n)) < 0.05)
+    b = base ^ (gen.random((trials, seeds, n)) < 0.05)
+    estimate = verdicts.difference(a.mean(-1), b.mean(-1), True)
+    d = (a.astype(float) - b).mean(1)  # (trials, n): mean over seeds per sentence
+    estimate.test_var = d.var(-1, ddof=1) / n
+    reproduced, not_reproduced = rates(estimate.p(0.0))
+    assert reproduced <= ALPHA + SIM_ERROR and not_reproduced <= ALPHA + SIM_ERROR
+
+
 def test_welch_by_hand_when_the_seeds_differ():
     better = {0: 0.80, 1: 0.82, 2: 0.84}  # mean 0.82, variance 4e-4
     worse = {0: 0.79, 3: 0.80}            # mean 0.795, variance 5e-5
