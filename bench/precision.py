@@ -18,8 +18,10 @@ Whether the machine computes bfloat16 natively (`native_bfloat16`, what
 `training.mixed_precision: auto` decides by) is printed with the CPU's
 flags: where it does not, bfloat16 is emulated and slower than float32.
 
-`--write-docs` puts the table between the `<!-- precision:start/end -->`
-markers of docs/performance.md (or PATH; text outside them is kept).
+The measurement is kept in `bench/results/precision.json` (`--render-only`
+rewrites the section from it); `--write-docs` puts the table between the
+`<!-- precision:start/end -->` markers of docs/performance.md (or PATH; text
+outside them is kept).
 """
 
 import argparse
@@ -35,11 +37,12 @@ import tensorflow as tf  # noqa: E402
 import length_buckets as lb  # noqa: E402  (bench/ is the script's folder)
 from benchlib import PERFORMANCE_PAGE  # noqa: E402
 from benchlib import add_interleaved_arguments  # noqa: E402
-from benchlib import add_write_docs_argument  # noqa: E402
+from benchlib import add_measurement_arguments  # noqa: E402
 from benchlib import cpu_model  # noqa: E402
 from benchlib import interleaved_rates  # noqa: E402
+from benchlib import measurement_section  # noqa: E402
+from benchlib import now  # noqa: E402
 from benchlib import usable_cpus  # noqa: E402
-from benchlib import write_marked_section  # noqa: E402
 from kdplug.training.distribution import bf16_cpu_flags  # noqa: E402
 from kdplug.training.distribution import native_bfloat16  # noqa: E402
 from kdplug.training.distribution import precision_policy  # noqa: E402
@@ -64,46 +67,65 @@ def rates(role, teacher, batches, rounds, steps):
     return interleaved_rates(models, {p: batches for p in POLICIES}, rounds, steps)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_interleaved_arguments(parser, batches=24, rounds=8, steps=4)
-    parser.add_argument("--roles", default=",".join(lb.ROLES),
-                        help=f"comma-separated, of: {', '.join(lb.ROLES)}")
-    add_write_docs_argument(parser, PERFORMANCE_PAGE)
-    args = parser.parse_args()
+def measure(args):
+    """The measurement, a JSON-able dict: the machine, the settings and, per
+    role, each policy's examples/s per round."""
     keras.utils.set_random_seed(0)
     tf.get_logger().setLevel("ERROR")
     teacher, tokenizer = lb.load_models()
     data, train = lb.datasets(tokenizer)
     batches = lb.with_logits(list(data[BUCKETS].take(args.batches)))
-    flags = bf16_cpu_flags()
+    result = {
+        "machine": {"arch": platform.machine(), "cpu": cpu_model(),
+                    "cpus": usable_cpus(), "bf16_flags": list(bf16_cpu_flags()),
+                    "native_bfloat16": bool(native_bfloat16()),
+                    "tensorflow": tf.__version__, "keras": keras.__version__},
+        "settings": {"batches": args.batches, "rounds": args.rounds,
+                     "steps": args.steps, "sequence_length": lb.SEQ,
+                     "batch_size": lb.BATCH},
+        "finished": now(), "roles": {}}
+    for role in args.roles.split(","):
+        result["roles"][role] = rates(role, teacher, batches, args.rounds, args.steps)
+        print(f"{role}: measured", flush=True)
+    return result
+
+
+def render(result):
+    """The `precision` section of docs/performance.md from a measurement."""
+    m, s = result["machine"], result["settings"]
     lines = [
-        f"Machine: {platform.machine()} {cpu_model()}, {usable_cpus()} usable CPU cores "
-        f"(bfloat16 flags: {', '.join(flags) or 'none'}; "
+        f"Machine: {m['arch']} {m['cpu']}, {m['cpus']} usable CPU cores "
+        f"(bfloat16 flags: {', '.join(m['bf16_flags']) or 'none'}; "
         f"`training.mixed_precision: auto` gives "
-        f"{'mixed_bfloat16' if native_bfloat16() else 'float32'} here), "
-        f"TF {tf.__version__}, Keras {keras.__version__}. movie_snippets training "
-        f"split, MiniLM-L6 weights and tokenizer, sequence length {lb.SEQ}, batch "
-        f"{lb.BATCH}, length buckets, no XLA; {args.batches} batches, "
-        f"{args.rounds} interleaved rounds x {args.steps} steps per policy after "
-        "every width ran once.",
+        f"{'mixed_bfloat16' if m['native_bfloat16'] else 'float32'} here), "
+        f"TF {m['tensorflow']}, Keras {m['keras']}; measured {result['finished'][:10]}. "
+        f"movie_snippets training split, MiniLM-L6 weights and tokenizer, sequence "
+        f"length {s['sequence_length']}, batch {s['batch_size']}, length buckets, no "
+        f"XLA; {s['batches']} batches, {s['rounds']} interleaved rounds x "
+        f"{s['steps']} steps per policy after every width ran once.",
         "",
         "| role | float32 examples/s (median) | mixed_bfloat16 examples/s (median) "
         "| mixed_bfloat16 vs float32 (median of the rounds' ratios) |",
         "|---|---|---|---|",
     ]
-    for role in args.roles.split(","):
-        measured = rates(role, teacher, batches, args.rounds, args.steps)
+    for role, measured in result["roles"].items():
         ratio = statistics.median(
             b / f for f, b in zip(measured["float32"], measured["mixed_bfloat16"]))
         lines.append(f"| {role} ({lb.ROLE_MODELS[role]}) | "
                      f"{statistics.median(measured['float32']):.1f} | "
                      f"{statistics.median(measured['mixed_bfloat16']):.1f} | "
                      f"{ratio:.2f}x |")
-        print(lines[-1], flush=True)
-    print("\n".join(lines))
-    if args.write_docs:
-        write_marked_section(args.write_docs, "precision", "\n".join(lines))
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_interleaved_arguments(parser, batches=24, rounds=8, steps=4)
+    parser.add_argument("--roles", default=",".join(lb.ROLES),
+                        help=f"comma-separated, of: {', '.join(lb.ROLES)}")
+    add_measurement_arguments(parser, "precision", PERFORMANCE_PAGE)
+    args = parser.parse_args(argv)
+    measurement_section(args, "precision", lambda: measure(args), render)
 
 
 if __name__ == "__main__":
