@@ -47,7 +47,6 @@ from .results import time_cell
 from .results import usable_cpus
 from .runs import Job
 from .single_run import entry_config
-from .single_run import latest_run
 from .single_run import resumes
 from .single_run import store_run
 from .single_run import stored_run
@@ -67,7 +66,7 @@ __all__ = [
     "BENCH", "Job", "PERFORMANCE_PAGE", "RESULTS_PAGE", "ROOT", "SmokeSetup", "TITLE",
     "add_interleaved_arguments", "add_measurement_arguments", "add_single_run_arguments",
     "add_write_docs_argument", "campaign_paths", "cpu_model", "entry_config",
-    "interleaved_rates", "latest_run",
+    "interleaved_rates",
     "load_base", "load_results", "machine", "machine_text", "markers", "mean_sd_cell",
     "measurement_section", "now", "padding_stats", "parse_seeds", "prepare_run_dir",
     "resumes", "run_child", "run_config", "run_jobs", "run_subprocess", "run_summary",

@@ -16,7 +16,6 @@ import json
 import os
 
 from kdplug.run_files import CONFIG
-from kdplug.run_files import STAGES
 
 from .docs import write_marked_section
 from .paths import BENCH
@@ -38,9 +37,12 @@ def results_path(args, name):
 
 
 def resumes(args):
-    """Whether the run folder holds finished stages that the run will reuse
-    (then its wall time is no timing: `store_run`'s `resumed`)."""
-    return os.path.isdir(os.path.join(args.output_dir, STAGES))
+    """Whether the run folder holds stages, finished or interrupted, that
+    the run will reuse (`RunFolder.has_training_state`; then its wall time
+    is no timing: `store_run`'s `resumed`)."""
+    from kdplug.run.run_folder import RunFolder
+
+    return RunFolder(args.output_dir).has_training_state()
 
 
 def wall_text(entry):
