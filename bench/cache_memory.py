@@ -19,10 +19,17 @@ seconds instead of minutes. Weights do not change memory behaviour.
 
     python bench/cache_memory.py                 # base 1000 sentences
     python bench/cache_memory.py --base 500 --write-docs
+    python bench/cache_memory.py --render-only --write-docs   # from the stored results
+
+The measurement (each cell's child report: examples, entry bytes on disk,
+peak and starting RSS) is kept in `bench/results/cache_memory.json`
+(`--results`; `--render-only` rewrites the section from it); `--write-docs`
+puts the table between the `<!-- cache-memory:start/end -->` markers of
+docs/performance.md (or PATH; text outside them is kept). The exit status
+is 1 when the streamed epoch's peak is not flat.
 """
 
 import argparse
-import datetime
 import json
 import os
 import subprocess
@@ -30,6 +37,7 @@ import sys
 import tempfile
 
 import benchlib
+from kdplug import storage
 
 ROOT = benchlib.ROOT
 DOC = benchlib.PERFORMANCE_PAGE
@@ -37,6 +45,7 @@ DATA = os.path.join(ROOT, "data", "movie_snippets.tsv")
 TAPS = ["logits", "hidden/1", "hidden/2"]
 SEQ = 64
 FACTORS = (1, 4, 16)
+MODES = ("precompute", "stream", "load")
 SHARD_SIZE = 128
 FLAT = 0.10  # the streamed epoch's peak may grow at most 10% from 1x to 16x
 
@@ -95,7 +104,9 @@ def child(args):
                       "start_mib": before / 1024, "bytes": cache.disk_size()}))
 
 
-def measure(mode, base, factor, folder):
+def measure_cell(mode, base, factor, folder):
+    """One cell (`mode` at `factor` x `base`) in a fresh process: its
+    `child` report."""
     done = subprocess.run(
         [sys.executable, os.path.abspath(__file__), "--child", mode, "--base", str(base),
          "--factor", str(factor), "--folder", folder],
@@ -105,18 +116,43 @@ def measure(mode, base, factor, folder):
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def render(rows, base):
-    one = rows[0]["stream"]["peak_mib"]
-    worst = max(r["stream"]["peak_mib"] for r in rows)
-    growth = worst / one - 1
+def measure(args):
+    """The measurement, a JSON-able dict: the machine, the settings and, per
+    transfer-set factor, each mode's child report (`examples`, `bytes` of
+    the entry on disk, `peak_mib`, `start_mib`)."""
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        for factor in FACTORS:
+            row = {"factor": factor}
+            for mode in MODES:
+                row[mode] = measure_cell(mode, args.base, factor, folder)
+                print(f"x{factor} {mode}: {row[mode]}", flush=True)
+            rows.append(row)
+    return {"machine": benchlib.machine(gpu_hidden=False),
+            "settings": {"base": args.base, "factors": list(FACTORS), "taps": TAPS,
+                         "sequence_length": SEQ, "shard_size": SHARD_SIZE},
+            "finished": benchlib.now(), "rows": rows}
+
+
+def stream_growth(result):
+    """How much the streamed epoch's highest peak (over the factors) exceeds
+    its peak at the first factor (0.05: +5%)."""
+    peaks = [r["stream"]["peak_mib"] for r in result["rows"]]
+    return max(peaks) / peaks[0] - 1
+
+
+def render(result):
+    """The `cache-memory` section of docs/performance.md from a measurement."""
+    m, s, rows = result["machine"], result["settings"], result["rows"]
+    growth = stream_growth(result)
     lines = [
-        f"### Teacher-output cache memory ({datetime.date.today().isoformat()}: "
-        f"{benchlib.cpu_model()}, {benchlib.usable_cpus()} cores)",
+        f"### Teacher-output cache memory ({result['finished'][:10]}: "
+        f"{m['cpu']}, {m['cpus']} cores)",
         "",
-        f"Measured by `python bench/cache_memory.py --base {base} --write-docs`: taps "
-        f"{', '.join(TAPS)} (float16 on disk, shards of {SHARD_SIZE}, each a random "
-        f"sample of the set), sequence length {SEQ}, a 384-wide teacher; peak RSS "
-        "of a fresh process per cell.",
+        f"Measured by `python bench/cache_memory.py --base {s['base']} --write-docs`: "
+        f"taps {', '.join(s['taps'])} (float16 on disk, shards of {s['shard_size']}, "
+        f"each a random sample of the set), sequence length {s['sequence_length']}, "
+        "a 384-wide teacher; peak RSS of a fresh process per cell.",
         "",
         "| transfer set | examples | entry on disk | precompute peak | streamed epoch peak "
         "| `load()` peak |",
@@ -124,7 +160,8 @@ def render(rows, base):
     ]
     for r in rows:
         lines.append(
-            f"| {r['factor']}x | {r['examples']:,} | {r['bytes'] / 2**20:,.0f} MiB | "
+            f"| {r['factor']}x | {r['stream']['examples']:,} | "
+            f"{r['stream']['bytes'] / 2**20:,.0f} MiB | "
             f"{r['precompute']['peak_mib']:,.0f} MiB | {r['stream']['peak_mib']:,.0f} MiB | "
             f"{r['load']['peak_mib']:,.0f} MiB |")
     verdict = "flat" if growth <= FLAT else "NOT flat"
@@ -136,8 +173,8 @@ def render(rows, base):
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", type=int, default=1000)
-    benchlib.add_write_docs_argument(parser, DOC)
-    parser.add_argument("--child", choices=["precompute", "stream", "load"])
+    benchlib.add_measurement_arguments(parser, "cache_memory", DOC)
+    parser.add_argument("--child", choices=MODES)
     parser.add_argument("--factor", type=int, default=1)
     parser.add_argument("--folder")
     return parser.parse_args(argv)
@@ -148,22 +185,8 @@ def main(argv=None):
     if args.child:
         child(args)
         return 0
-    rows = []
-    with tempfile.TemporaryDirectory() as folder:
-        for factor in FACTORS:
-            row = {"factor": factor}
-            for mode in ("precompute", "stream", "load"):
-                row[mode] = measure(mode, args.base, factor, folder)
-                print(f"x{factor} {mode}: {row[mode]}", flush=True)
-            row["examples"] = row["stream"]["examples"]
-            row["bytes"] = row["stream"]["bytes"]
-            rows.append(row)
-    section = render(rows, args.base)
-    print(section)
-    if args.write_docs:
-        benchlib.write_marked_section(args.write_docs, "cache-memory", section)
-    growth = max(r["stream"]["peak_mib"] for r in rows) / rows[0]["stream"]["peak_mib"] - 1
-    return 0 if growth <= FLAT else 1
+    benchlib.measurement_section(args, "cache-memory", lambda: measure(args), render)
+    return 0 if stream_growth(storage.read_json(args.results)) <= FLAT else 1
 
 
 if __name__ == "__main__":

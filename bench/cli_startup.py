@@ -6,8 +6,7 @@ user waits for), with this working tree and with a baseline revision of
 kdplug (default `680f845`, the last landed release, whose commands
 import TensorFlow) side by side: the two alternate within every round, so machine
 noise hits both alike. Prints median seconds, the ratio baseline / this,
-and whether TensorFlow was imported; `--write-docs` puts the table in
-docs/performance.md between the `cli-startup` markers.
+and whether TensorFlow was imported.
 
 The baseline runs from a `git worktree` of that revision, put first on
 `PYTHONPATH` (its `plugins/` as `kdplug_plugins`), so it needs the git
@@ -16,11 +15,16 @@ history; the installed entry points are shared (the same plugin names).
     python bench/cli_startup.py                  # 7 rounds, prints the table
     python bench/cli_startup.py --rounds 15 --write-docs
     python bench/cli_startup.py --baseline none  # this tree only
+    python bench/cli_startup.py --render-only --write-docs   # from the stored results
+
+The measurement (every round's seconds per command and side) is kept in
+`bench/results/cli_startup.json` (`--results`; `--render-only` rewrites the
+section from it); `--write-docs` puts the table between the
+`<!-- cli-startup:start/end -->` markers of docs/performance.md (or PATH;
+text outside them is kept).
 """
 
 import argparse
-import datetime
-import json
 import os
 import statistics
 import subprocess
@@ -86,7 +90,7 @@ def time_command(args, python_path, cache_dir):
     return seconds, "tensorflow-imported True" in done.stderr
 
 
-def measure(rounds, python_path, cache_dir):
+def time_rounds(rounds, python_path, cache_dir):
     """`{command: {"this": [s...], "baseline": [s...], "tf": {...}}}`,
     the two alternating inside every round."""
     runs = {name: {"this": [], "baseline": [], "tf": {}} for name in COMMANDS}
@@ -102,12 +106,35 @@ def measure(rounds, python_path, cache_dir):
     return runs
 
 
-def render(runs, baseline, rounds):
-    """The Markdown section: medians, ratios and the target."""
-    today = datetime.date.today().isoformat()
+def measure(args):
+    """The measurement, a JSON-able dict: the machine, the settings (rounds,
+    the baseline revision or None) and, per command, each side's seconds per
+    round and whether it imported TensorFlow."""
+    baseline = None if args.baseline == "none" else args.baseline
+    with tempfile.TemporaryDirectory() as folder:
+        cache_dir = os.path.join(folder, "cache")
+        tree = path = None
+        if baseline:
+            tree, path = baseline_tree(baseline, folder)
+        try:
+            runs = time_rounds(args.rounds, path, cache_dir)
+        finally:
+            if tree:
+                subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force", tree],
+                               capture_output=True)
+    return {"machine": benchlib.machine(gpu_hidden=False),
+            "settings": {"rounds": args.rounds, "baseline": baseline},
+            "finished": benchlib.now(), "commands": runs}
+
+
+def render(result):
+    """The `cli-startup` section of docs/performance.md from a measurement:
+    medians, ratios and the target."""
+    m, s, runs = result["machine"], result["settings"], result["commands"]
+    baseline = s["baseline"]
     lines = [
-        f"### CLI start-up ({today}: {benchlib.cpu_model()}, "
-        f"{benchlib.usable_cpus()} cores, median of {rounds})",
+        f"### CLI start-up ({result['finished'][:10]}: {m['cpu']}, "
+        f"{m['cpus']} cores, median of {s['rounds']})",
         "",
         "Measured by `python bench/cli_startup.py --write-docs`: each command in a "
         "fresh interpreter, this tree and "
@@ -141,34 +168,13 @@ def parse_args(argv=None):
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--baseline", default=DEFAULT_BASELINE,
                         help="git revision to compare with, or 'none'")
-    benchlib.add_write_docs_argument(parser, DOC)
+    benchlib.add_measurement_arguments(parser, "cli_startup", DOC)
     return parser.parse_args(argv)
 
 
-def run(args):
-    baseline = None if args.baseline == "none" else args.baseline
-    with tempfile.TemporaryDirectory() as folder:
-        cache_dir = os.path.join(folder, "cache")
-        tree = path = None
-        if baseline:
-            tree, path = baseline_tree(baseline, folder)
-        try:
-            runs = measure(args.rounds, path, cache_dir)
-        finally:
-            if tree:
-                subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force", tree],
-                               capture_output=True)
-    section = render(runs, baseline, args.rounds)
-    print(section)
-    if args.write_docs:
-        benchlib.write_marked_section(args.write_docs, "cli-startup", section)
-    return {"runs": runs, "section": section}
-
-
 def main(argv=None):
-    out = run(parse_args(argv))
-    print(json.dumps({k: {s: statistics.median(v[s]) for s in ("this", "baseline") if v[s]}
-                      for k, v in out["runs"].items()}))
+    args = parse_args(argv)
+    benchlib.measurement_section(args, "cli-startup", lambda: measure(args), render)
     return 0
 
 

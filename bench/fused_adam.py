@@ -1,6 +1,7 @@
 """`FusedAdamW` against Keras' AdamW, measured side by side.
 
     python bench/fused_adam.py [--rounds 3] [--steps 20] [--toy-runs 3]
+                               [--render-only] [--results PATH]
                                [--write-docs [PATH]]
 
 (a) Per model, BERT classifiers of two sizes with random weights (the shapes
@@ -18,8 +19,10 @@
     fine-tuned 1 epoch, student 2 epochs, `kdplug.testing.write_toy_config`)
     N times with each optimizer, alternating: the median wall time.
 
-`--write-docs` puts the tables between the `<!-- fused-adam:start/end -->`
-markers of docs/performance.md (or PATH; text outside them is kept).
+The measurement is kept in `bench/results/fused_adam.json` (`--render-only`
+rewrites the section from it); `--write-docs` puts the tables between the
+`<!-- fused-adam:start/end -->` markers of docs/performance.md (or PATH; text
+outside them is kept).
 """
 
 import argparse
@@ -36,10 +39,11 @@ import keras_hub  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from benchlib import PERFORMANCE_PAGE  # noqa: E402  (bench/ is the script's folder)
-from benchlib import add_write_docs_argument  # noqa: E402
+from benchlib import add_measurement_arguments  # noqa: E402
 from benchlib import cpu_model  # noqa: E402
+from benchlib import measurement_section  # noqa: E402
+from benchlib import now  # noqa: E402
 from benchlib import usable_cpus  # noqa: E402
-from benchlib import write_marked_section  # noqa: E402
 from kdplug import testing  # noqa: E402
 from kdplug.config import load_config  # noqa: E402
 from kdplug.models import BertClassifier  # noqa: E402
@@ -83,7 +87,7 @@ def build(model_name, cls, steps):
 
 
 def time_train_steps(model_name, cls, steps):
-    """`(first step s, median later step s)`."""
+    """`(first step s, [later step s])`."""
     model, (x, y) = build(model_name, cls, steps)
     begin = time.perf_counter()
     model.train_on_batch(x, y)
@@ -93,7 +97,7 @@ def time_train_steps(model_name, cls, steps):
         begin = time.perf_counter()
         model.train_on_batch(x, y)
         later.append(time.perf_counter() - begin)
-    return first, statistics.median(later)
+    return first, later
 
 
 def traced_ops(model_name, cls):
@@ -114,21 +118,22 @@ def alternating(names, rounds):
 
 
 def bench_steps(rounds, steps, models=tuple(MODELS)):
-    """`{(model, optimizer): {optimizer_ops, variables, first, later}}`."""
+    """`{model: {optimizer: {optimizer_ops, variables, first_s, later_s}}}`:
+    `first_s` the first step's seconds per round, `later_s` the later
+    steps' seconds per round (a list per round)."""
     rows = {}
     for model_name in models:
-        times = {name: {"first": [], "later": []} for name in OPTIMIZERS}
+        rows[model_name] = {name: {"first_s": [], "later_s": []} for name in OPTIMIZERS}
         for name in alternating(list(OPTIMIZERS), rounds):
             first, later = time_train_steps(model_name, OPTIMIZERS[name], steps)
-            times[name]["first"].append(first)
-            times[name]["later"].append(later)
+            rows[model_name][name]["first_s"].append(first)
+            rows[model_name][name]["later_s"].append(later)
         for name, cls in OPTIMIZERS.items():
             ops, num_vars = traced_ops(model_name, cls)
-            rows[model_name, name] = {
-                "optimizer_ops": ops, "variables": num_vars,
-                "first": statistics.median(times[name]["first"]),
-                "later": statistics.median(times[name]["later"])}
-            print(model_name, name, rows[model_name, name], flush=True)
+            row = rows[model_name][name]
+            rows[model_name][name] = {"optimizer_ops": ops, "variables": num_vars, **row}
+            print(model_name, name, ops, "ops,", num_vars, "variables, first step",
+                  [round(t, 2) for t in row["first_s"]], "s", flush=True)
     return rows
 
 
@@ -152,6 +157,7 @@ def keras_adamw(*args, name=None, **kwargs):
 
 
 def bench_toy_runs(runs):
+    """`{optimizer: [wall s per run]}`."""
     walls = {"Keras AdamW": [], "FusedAdamW": []}
     factories = {"Keras AdamW": keras_adamw, "FusedAdamW": FusedAdamW}
     for i, name in enumerate(alternating(list(walls), runs)):
@@ -165,39 +171,74 @@ def bench_toy_runs(runs):
                 Experiment(load_config(path)).run()
                 walls[name].append(time.perf_counter() - begin)
         print("toy run", name, round(walls[name][-1], 1), flush=True)
-    return {name: statistics.median(w) for name, w in walls.items()}
+    return walls
 
 
-def render(rows, toy, args):
+def measure(args):
+    """The measurement, a JSON-able dict: the machine, the settings, per
+    model and optimizer the graph ops, variables and step seconds per round
+    (`bench_steps`), and the toy runs' wall seconds (`bench_toy_runs`; None
+    with `--toy-runs 0`)."""
+    tf.config.threading.set_intra_op_parallelism_threads(usable_cpus())
+    models = bench_steps(args.rounds, args.steps)
+    toy = bench_toy_runs(args.toy_runs) if args.toy_runs else None
+    return {
+        "machine": {"cpu": cpu_model(), "cpus": usable_cpus(),
+                    "tensorflow": tf.__version__, "keras": keras.__version__},
+        "settings": {"rounds": args.rounds, "steps": args.steps,
+                     "toy_runs": args.toy_runs, "batch_size": BATCH},
+        "finished": now(),
+        "models": models,
+        "toy_runs_s": toy,
+    }
+
+
+def step_medians(row):
+    """`(first, later)` step seconds of one model and optimizer: the median
+    over rounds of the first step, and of each round's median later step."""
+    return (statistics.median(row["first_s"]),
+            statistics.median(statistics.median(later) for later in row["later_s"]))
+
+
+def render(result):
+    """The `fused-adam` section of docs/performance.md from a measurement."""
+    m, s = result["machine"], result["settings"]
     lines = [
         "### FusedAdamW against Keras' AdamW",
         "",
-        f"Measured {time.strftime('%Y-%m-%d')} by `python bench/fused_adam.py "
-        f"--rounds {args.rounds} --steps {args.steps} --toy-runs {args.toy_runs}` on "
-        f"{usable_cpus()} CPU core(s) ({cpu_model()}), TensorFlow {tf.__version__}, "
-        f"Keras {keras.__version__}; medians, the two optimizers alternating "
-        "(`make_optimizer('adamw')`'s settings, batch 32, no XLA).",
+        f"Measured {result['finished'][:10]} by `python bench/fused_adam.py "
+        f"--rounds {s['rounds']} --steps {s['steps']} --toy-runs {s['toy_runs']}` on "
+        f"{m['cpus']} CPU core(s) ({m['cpu']}), TensorFlow {m['tensorflow']}, "
+        f"Keras {m['keras']}; medians, the two optimizers alternating "
+        f"(`make_optimizer('adamw')`'s settings, batch {s['batch_size']}, no XLA).",
         "",
         "| model | optimizer | variables | optimizer graph ops | first step (s) "
         "| later step (ms) |",
         "|---|---|---:|---:|---:|---:|",
     ]
-    for (model_name, name), row in rows.items():
-        lines.append(f"| {model_name} | {name} | {row['variables']} | "
-                     f"{row['optimizer_ops']:,} | {row['first']:.2f} | "
-                     f"{1000 * row['later']:.1f} |")
+    for model_name, optimizer_rows in result["models"].items():
+        for name, row in optimizer_rows.items():
+            first, later = step_medians(row)
+            lines.append(f"| {model_name} | {name} | {row['variables']} | "
+                         f"{row['optimizer_ops']:,} | {first:.2f} | {1000 * later:.1f} |")
     lines.append("")
-    for model_name in dict.fromkeys(model for model, _ in rows):
-        keras_row, fused_row = rows[model_name, "Keras AdamW"], rows[model_name, "FusedAdamW"]
+    for model_name, optimizer_rows in result["models"].items():
+        keras_row, fused_row = optimizer_rows["Keras AdamW"], optimizer_rows["FusedAdamW"]
+        (keras_first, keras_later), (fused_first, fused_later) = (
+            step_medians(keras_row), step_medians(fused_row))
+        ops = fused_row["optimizer_ops"] / keras_row["optimizer_ops"]
         lines.append(
-            f"- {model_name}: graph ops x{fused_row['optimizer_ops'] / keras_row['optimizer_ops']:.2f}, "
-            f"first step x{fused_row['first'] / keras_row['first']:.2f}, "
-            f"later steps x{fused_row['later'] / keras_row['later']:.2f} (FusedAdamW / Keras).")
+            f"- {model_name}: graph ops x{ops:.2f}, "
+            f"first step x{fused_first / keras_first:.2f}, "
+            f"later steps x{fused_later / keras_later:.2f} (FusedAdamW / Keras).")
+    toy = result["toy_runs_s"]
     if toy:
+        keras_wall = statistics.median(toy["Keras AdamW"])
+        fused_wall = statistics.median(toy["FusedAdamW"])
         lines.append(
-            f"- The suite's toy `kdplug run` ({args.toy_runs} runs each): "
-            f"{toy['Keras AdamW']:.1f} s with Keras' AdamW, {toy['FusedAdamW']:.1f} s "
-            f"with FusedAdamW (x{toy['FusedAdamW'] / toy['Keras AdamW']:.2f}).")
+            f"- The suite's toy `kdplug run` ({s['toy_runs']} runs each): "
+            f"{keras_wall:.1f} s with Keras' AdamW, {fused_wall:.1f} s "
+            f"with FusedAdamW (x{fused_wall / keras_wall:.2f}).")
     return "\n".join(lines) + "\n"
 
 
@@ -208,15 +249,9 @@ def main(argv=None):
                         help="later steps timed per model, optimizer and round")
     parser.add_argument("--toy-runs", type=int, default=3,
                         help="toy kdplug runs per optimizer (0: none)")
-    add_write_docs_argument(parser, PERFORMANCE_PAGE)
+    add_measurement_arguments(parser, "fused_adam", PERFORMANCE_PAGE)
     args = parser.parse_args(argv)
-    tf.config.threading.set_intra_op_parallelism_threads(usable_cpus())
-    rows = bench_steps(args.rounds, args.steps)
-    toy = bench_toy_runs(args.toy_runs) if args.toy_runs else None
-    section = render(rows, toy, args)
-    print(section)
-    if args.write_docs:
-        write_marked_section(args.write_docs, "fused-adam", section)
+    measurement_section(args, "fused-adam", lambda: measure(args), render)
 
 
 if __name__ == "__main__":

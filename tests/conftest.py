@@ -188,10 +188,13 @@ def bench_script():
 
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path, monkeypatch):
-    """Every test gets its own kdplug cache folder and a fixed seed."""
+    """Every test gets its own kdplug cache folder, a fixed seed and its own
+    (absent) bench pause file: a benchmark paused in the work tree
+    (runs/bench.pause) does not pause the tests' campaigns."""
     import keras  # imported by pytest_configure already
 
     monkeypatch.setenv("KDPLUG_CACHE_DIR", str(tmp_path / "kdplug-cache"))
+    monkeypatch.setenv("KDPLUG_BENCH_PAUSE", str(tmp_path / "bench.pause"))
     keras.utils.set_random_seed(0)
 
 

@@ -9,6 +9,7 @@ scripts' sections) is never changed.
 
 import argparse
 import os
+import re
 import sys
 
 from kdplug import storage
@@ -34,8 +35,10 @@ def write_marked_section(path, name, section, title=TITLE):
     returns `path`.
 
     A missing file is created with `title`; missing markers are appended at
-    the end. Unbalanced markers (one without the other, or end before
-    start) stop the script: they are fixed by hand, never guessed.
+    the end. A marker quoted in a code span (right after a backtick) is
+    prose, not a marker. Unbalanced or repeated markers (one without the
+    other, end before start, either twice) stop the script: they are fixed
+    by hand, never guessed.
 
     Args:
         path: the doc page.
@@ -64,11 +67,14 @@ def write_marked_section(path, name, section, title=TITLE):
             text = f.read()
     else:
         text = title
-    has_start, has_end = start in text, end in text
-    if has_start != has_end or (has_start and text.index(start) > text.index(end)):
-        raise SystemExit(f"{path}: unbalanced {start} / {end} markers; fix them by hand")
-    if has_start:
-        text = text[:text.index(start)] + block + text[text.index(end) + len(end):]
+    starts, ends = ([m for m in re.finditer(re.escape(marker), text)
+                     if text[m.start() - 1:m.start()] != "`"] for marker in (start, end))
+    if len(starts) > 1 or len(ends) > 1 or len(starts) != len(ends) or (
+            starts and starts[0].start() > ends[0].start()):
+        raise SystemExit(f"{path}: unbalanced or repeated {start} / {end} markers; "
+                         "fix them by hand")
+    if starts:
+        text = text[:starts[0].start()] + block + text[ends[0].end():]
     else:
         text = text.rstrip("\n") + "\n\n" + block + "\n"
     return storage.write_text(path, text)
@@ -140,6 +146,9 @@ def measurement_section(args, name, measure, render, title=TITLE):
     """
     if args.render_only:
         result = storage.read_json(args.results)
+        if result is None:
+            raise SystemExit(f"--render-only: no stored measurement at {args.results} "
+                             f"(measure first: run the script without --render-only)")
     else:
         result = measure()
         storage.write_json(args.results, result)

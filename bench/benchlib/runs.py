@@ -125,12 +125,35 @@ def run_child(command, log, timeout=None, **kwargs):
         signal.signal(signal.SIGTERM, previous)
 
 
-def run_jobs(jobs, results, save, render, force=False):
+PAUSE_FILE = os.path.join(ROOT, "runs", "bench.pause")
+
+
+def wait_while_paused(pause_file=None, poll_s=10.0):
+    """Waits, before a campaign's next run starts, for as long as
+    `pause_file` exists: `touch runs/bench.pause` lets the run in progress
+    finish and then yields the machine (for a quiet timing) without
+    stretching any run's wall time; removing the file goes on.
+
+    Args:
+        pause_file: the file whose presence pauses; by default
+            `$KDPLUG_BENCH_PAUSE`, else `PAUSE_FILE` (runs/bench.pause).
+        poll_s: seconds between looks.
+    """
+    pause_file = pause_file or os.environ.get("KDPLUG_BENCH_PAUSE", PAUSE_FILE)
+    if os.path.exists(pause_file):
+        print(f"paused: remove {pause_file} to go on", flush=True)
+        while os.path.exists(pause_file):
+            time.sleep(poll_s)
+        print("resumed", flush=True)
+
+
+def run_jobs(jobs, results, save, render, force=False, pause_file=None):
     """Runs a campaign's jobs in order: a stored result that still counts is
     kept (unless `force`); a failed run is recorded with its error and the
     campaign goes on; after every run the results are saved (`save()`) and
     the Markdown section rewritten (`render()`); a job that resumes a killed
-    run (`Job.prepare`) is marked `resumed`. Returns the failures.
+    run (`Job.prepare`) is marked `resumed`; no run starts while
+    `pause_file` exists (`wait_while_paused`). Returns the failures.
 
     Examples:
 
@@ -147,6 +170,7 @@ def run_jobs(jobs, results, save, render, force=False):
         if stored and "error" not in stored and not force and job.keep(stored):
             print(f"{job.key}: stored result kept ({job.describe(stored)})", flush=True)
             continue
+        wait_while_paused(pause_file)
         start = time.perf_counter()
         try:
             resumes = bool(job.prepare()) if job.prepare else False

@@ -13,6 +13,7 @@ import time
 
 import pytest
 from conftest import BENCH
+from conftest import load_bench_script
 
 if BENCH not in sys.path:  # as when a script runs from bench/
     sys.path.insert(0, BENCH)
@@ -41,6 +42,21 @@ def test_write_marked_section_creates_replaces_and_keeps_other_text(tmp_path):
         benchlib.write_marked_section(str(path), "fastbert", "third")
     assert path.read_text() == f"x\n{start}\nno end\n"
     assert list(tmp_path.glob("docs/.results-*")) == []  # no temporary left
+
+
+def test_a_marker_quoted_in_prose_is_not_a_marker(tmp_path):
+    """A marker quoted in a code span (as docs/performance.md's prose
+    does) is not a marker: the prose is kept; a repeated marker stops the
+    script."""
+    start, end = benchlib.markers("throughput")
+    path = tmp_path / "performance.md"
+    prose = f"`--write-docs` writes between `{start}` / `{end}` below.\n\n"
+    path.write_text(f"# T\n{prose}{start}\nold\n{end}\n")
+    benchlib.write_marked_section(str(path), "throughput", "new")
+    assert path.read_text() == f"# T\n{prose}{start}\nnew\n{end}\n"
+    path.write_text(f"{start}\na\n{end}\n{start}\nb\n{end}\n")
+    with pytest.raises(SystemExit, match="repeated"):
+        benchlib.write_marked_section(str(path), "throughput", "new")
 
 
 def test_benchlib_doctests_pass_and_write_nothing_where_they_run(tmp_path, monkeypatch):
@@ -270,3 +286,43 @@ def test_time_cell_leaves_resumed_runs_out():
     assert benchlib.time_cell(entries) == "300"
     assert benchlib.time_cell(entries, pick=lambda v: sum(v) / len(v)) == "400"
     assert benchlib.time_cell([{"wall_s": 9.0, "resumed": True}], "wall_s") == "–"
+
+
+def test_run_jobs_waits_while_the_pause_file_exists(tmp_path, monkeypatch, capsys):
+    """No run starts while the pause file exists; the run after it is a
+    whole run (not marked resumed), its wall time starting after the wait."""
+    from benchlib import runs
+
+    pause = tmp_path / "bench.pause"
+    pause.write_text("")
+    started, sleeps = [], []
+
+    def sleep(seconds):  # the pause is lifted while the campaign waits
+        sleeps.append(seconds)
+        pause.unlink()
+
+    monkeypatch.setattr(runs.time, "sleep", sleep)
+    job = benchlib.Job("a", lambda: started.append(pause.exists()) or {"accuracy": 0.5},
+                       summarise=lambda report, wall: dict(report),
+                       describe=lambda e: "done", keep=lambda stored: True,
+                       failure={"row": "a"})
+    results = {"results": {}}
+    assert benchlib.run_jobs([job], results, lambda: None, lambda: None,
+                             pause_file=str(pause)) == 0
+    assert sleeps == [10.0] and started == [False]
+    assert "resumed" not in results["results"]["a"]
+    out = capsys.readouterr().out
+    assert f"paused: remove {pause} to go on" in out and out.index("resumed") < out.index("a: running")
+
+
+@pytest.mark.parametrize("script", ["throughput", "fused_adam", "cli_startup",
+                                    "cache_memory", "length_buckets", "precision",
+                                    "seq2seq_decoding"])
+def test_render_only_without_a_stored_measurement_names_the_file(script, tmp_path):
+    """Every script that measures once (`benchlib.measurement_section`)
+    stops with the missing results file named, before it writes a page."""
+    missing, page = tmp_path / f"{script}.json", tmp_path / "performance.md"
+    with pytest.raises(SystemExit, match=f"no stored measurement at {missing}"):
+        load_bench_script(script).main(["--render-only", "--results", str(missing),
+                                        "--write-docs", str(page)])
+    assert not page.exists()

@@ -1,5 +1,5 @@
-"""Every number in docs/results.md and in the README's results block has a
-stored source (issue #48).
+"""Every number in docs/results.md, docs/performance.md and the README's
+results block has a stored source (issue #48).
 
 Two checks:
 
@@ -25,41 +25,53 @@ from conftest import load_bench_script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS_PAGE = os.path.join(ROOT, "docs", "results.md")
+PERFORMANCE_PAGE = os.path.join(ROOT, "docs", "performance.md")
 README = os.path.join(ROOT, "README.md")
-RESULTS_DIR = os.path.join(ROOT, "bench", "results")
-# The script that renders each section of docs/results.md (its name).
-SECTION_SCRIPTS = ("quality", "fastbert", "mtdnn", "analysis", "claims", "byom",
-                   "tasks", "seq2seq", "escape")
-MARKED = re.compile(r"<!-- (\w+):start -->.*?<!-- \1:end -->", re.S)
+PAGES = (RESULTS_PAGE, PERFORMANCE_PAGE, README)
+# Each page's sections and the bench script that renders each one.
+SECTION_SCRIPTS = {
+    RESULTS_PAGE: {name: name for name in (
+        "quality", "fastbert", "mtdnn", "analysis", "claims", "byom", "tasks",
+        "seq2seq", "escape")},
+    PERFORMANCE_PAGE: {"throughput": "throughput", "fused-adam": "fused_adam",
+                       "cli-startup": "cli_startup", "cache-memory": "cache_memory",
+                       "length_buckets": "length_buckets", "precision": "precision",
+                       "seq2seq-decoding": "seq2seq_decoding",
+                       "seq2seq-buckets": "seq2seq_buckets"},
+    README: {"quickstart": "quickstart"},
+}
+# A section: its markers, not quoted in a code span (`benchlib.write_marked_section`).
+MARKED = re.compile(r"(?<!`)<!-- ([\w-]+):start -->.*?(?<!`)<!-- \1:end -->", re.S)
 
 
 def sections(text):
-    return re.findall(r"<!-- (\w+):start -->", text)
+    """The names of `text`'s marked sections."""
+    return [m.group(1) for m in MARKED.finditer(text)]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("page, scripts", [
-    (RESULTS_PAGE, SECTION_SCRIPTS), (README, ("quickstart",))])
-def test_every_generated_section_is_its_results_file_rendered(page, scripts, tmp_path):
+@pytest.mark.parametrize("page", PAGES, ids=os.path.basename)
+def test_every_generated_section_is_its_results_file_rendered(page, tmp_path):
+    scripts = SECTION_SCRIPTS[page]
     copy = tmp_path / os.path.basename(page)
     shutil.copyfile(page, copy)
     original = copy.read_text(encoding="utf-8")
-    names = set(sections(original)) & set(SECTION_SCRIPTS + ("quickstart",))
-    assert names == set(scripts), f"{page}: sections {sorted(names)}"
-    for name in scripts:
-        script = load_bench_script(name)
+    assert set(sections(original)) == set(scripts), f"{page}: sections"
+    for script_name in sorted(set(scripts.values())):
+        script = load_bench_script(script_name)
         script.main(["--render-only", "--write-docs", str(copy)])
     rendered = copy.read_text(encoding="utf-8")
     if rendered != original:
         changed = [n for n in scripts if section_text(rendered, n) != section_text(
             original, n)]
         pytest.fail(f"{os.path.relpath(page, ROOT)}: the sections {changed} differ from "
-                    "their results files rendered (`python bench/<name>.py "
+                    "their results files rendered (`python bench/<script>.py "
                     "--render-only`)")
 
 
 def section_text(text, name):
-    match = re.search(rf"<!-- {name}:start -->.*?<!-- {name}:end -->", text, re.S)
+    match = re.search(rf"(?<!`)<!-- {name}:start -->.*?(?<!`)<!-- {name}:end -->", text,
+                      re.S)
     return match.group(0) if match else None
 
 
@@ -75,6 +87,7 @@ NOT_MEASURED = [
     re.compile(r"#\d+"),                        # issue numbers
     re.compile(r"kdplug \d+\.\d+(?:\.\d+)?"),      # releases
     re.compile(r"\b\d+(?:\.\d+)?x\d+\b"),       # shapes (4 x 312 is spaced)
+    re.compile(r"compute capability \d+\.\d+"),  # GPU generations
 ]
 
 
@@ -101,10 +114,10 @@ def measurements(text):
 
 
 def section_numbers():
-    """Every number the generated sections of the two pages show, as
-    written (sign dropped): the hand-written text may quote them."""
+    """Every number the generated sections of the pages show, as written
+    (sign dropped): the hand-written text may quote them."""
     shown = set()
-    for page in (RESULTS_PAGE, README):
+    for page in PAGES:
         with open(page, encoding="utf-8") as f:
             for section in MARKED.finditer(f.read()):
                 shown.update(token.lstrip("+-") for token in NUMBER.findall(
@@ -112,7 +125,7 @@ def section_numbers():
     return shown
 
 
-@pytest.mark.parametrize("page", [RESULTS_PAGE, README])
+@pytest.mark.parametrize("page", PAGES, ids=os.path.basename)
 def test_every_hand_written_number_is_one_a_section_shows(page):
     shown = section_numbers()
     with open(page, encoding="utf-8") as f:
