@@ -1,6 +1,6 @@
 """MT-DNN ensemble distillation on the bundled tasks, into docs/results.md.
 
-    python bench/mtdnn.py               # MiniLM-L6 teachers, three tasks (~41 min cold, 2 CPU cores)
+    python bench/mtdnn.py               # MiniLM-L6 teachers, three tasks (~41 min cold estimated, 2 CPU cores)
     python bench/mtdnn.py --estimate    # print the runtime estimate only
     python bench/mtdnn.py --smoke       # tiny preset + toy data, ~1 min, writes under runs/
 
@@ -31,8 +31,7 @@ Runtime (2 CPU cores, cold caches; see `estimate()`): MiniLM-L6 fine-tuning
 ~0.75 s per batch of 32, its forward pass ~0.3 s per 32 sentences, a 3-layer
 student step ~0.7 s (validation included), plus ~40 s of XLA compilation per
 fine-tuned model and ~20 s per student: about 41 minutes, ~25 with cached
-teachers (measured on a 2-core AMD EPYC runner, 2026-11-23: 34 minutes with
-three of the four teachers cached).
+teachers, estimated (the section shows the stored run's wall time).
 
 `--smoke` runs the same code on a tiny preset (`kdplug.testing`) and toy
 data with the same task layout, and writes its Markdown under the run folder
