@@ -10,6 +10,7 @@ maximum likelihood only and with C-MLM distillation, over seeds.
     python bench/seq2seq.py --set student.hidden_dim=128    # any field changed
     python bench/seq2seq.py --temperatures 1,2,10 --alphas 0.5,0.2   # a sweep
     python bench/seq2seq.py --list            # the planned runs, estimated
+    python bench/seq2seq.py --config configs/cmlm_seq2seq_pos.yaml   # POS tagging
 
 Each seed is one `kdplug run` of `configs/cmlm_seq2seq.yaml` (punctuation
 restoration built from movie_snippets, `data/punct_restore.md`) with
@@ -59,6 +60,19 @@ shrunk or changed budget is part of a result's key
 (`seed<s>-teacher<T>-epochs<E>`, plus `-set<hash>` of the changed fields)
 and of its entry (`budget`); the section has one table and one verdict per
 budget, never averaging across budgets.
+
+`--config PATH` runs another task's config in the same recipe (default
+`configs/cmlm_seq2seq.yaml`); `configs/cmlm_seq2seq_pos.yaml` is
+part-of-speech tagging as generation (`data/pos_tags.md`: words -> their
+UPOS tags), where copying the source scores 0 BLEU, so its MLE student can
+clear the floor that punctuation restoration's copy (70.27 BLEU) sets. A
+result's entry records its `config`; the key of a config other than the
+default starts with its name (`cmlm_seq2seq_pos-seed0-teacher3-epochs3`,
+run `seq2seq-cmlm_seq2seq_pos-s0-teacher3-epochs3`), while the default's
+keep the keys of the results stored before the option (an entry without
+`config` ran the default). Stored runs, `--list` and the teacher's cost
+count only those of the same config; the section has one table per
+(config, budget), the default's first.
 """
 
 import argparse
@@ -77,7 +91,6 @@ from benchlib import ROOT
 from benchlib import Job
 from benchlib import add_write_docs_argument
 from benchlib import campaign_paths
-from benchlib import load_base
 from benchlib import load_results
 from benchlib import machine
 from benchlib import machine_text
@@ -92,7 +105,16 @@ from benchlib import write_marked_section
 from kdplug.errors import KdplugError
 from kdplug.run_files import METRICS
 
-CONFIG = os.path.join(ROOT, "configs", "cmlm_seq2seq.yaml")
+# The default task's config (`--config`): its results keep keys without a
+# config part, as every result stored before `--config` existed.
+DEFAULT_CONFIG = "configs/cmlm_seq2seq.yaml"
+CONFIG = os.path.join(ROOT, DEFAULT_CONFIG)
+# What each bundled task's data file is, for the section's text.
+TASKS = {"punct_restore.tsv": "punctuation restoration built from movie_snippets "
+                              "(`data/punct_restore.md`)",
+         "pos_tags.tsv": "part-of-speech tagging as generation (words -> their "
+                         "universal POS tags) built from movie_tokens "
+                         "(`data/pos_tags.md`)"}
 TITLE = "## BERT -> seq2seq: C-MLM distillation vs maximum likelihood"
 VARIANTS = {"mle": "student, MLE only", "cmlm_kd": "student + C-MLM distillation"}
 # Fields each seed's config sets itself (or an option sets): not for --set.
@@ -109,6 +131,57 @@ SWEEP_FIELDS = ("method.temperature", "method.alpha")
 COPY = "copy the source (no model)"
 
 
+def config_name(path):
+    """`configs/x.yaml`: a config's path relative to the repository (with
+    `/`), or absolute where it lies outside it; what an entry's `config`
+    records. A relative `path` is the working folder's where a file is
+    there, else the repository's."""
+    path = os.path.abspath(path if os.path.exists(path) else os.path.join(ROOT, path))
+    relative = os.path.relpath(path, ROOT)
+    return path if relative.startswith("..") else relative.replace(os.sep, "/")
+
+
+def args_config(args):
+    """The config the options name (`--config`), `DEFAULT_CONFIG` where
+    they have none."""
+    return getattr(args, "config", None) or DEFAULT_CONFIG
+
+
+def entry_config(entry):
+    """The config a stored entry ran (`DEFAULT_CONFIG` for one stored
+    before entries recorded it)."""
+    return entry.get("config") or DEFAULT_CONFIG
+
+
+def config_tag(config):
+    """The part of a result's key that names its config: empty for
+    `DEFAULT_CONFIG` (the keys of results stored before `--config`),
+    `cmlm_seq2seq_pos` for `configs/cmlm_seq2seq_pos.yaml`, the path's
+    letters and digits for a config outside `configs/`.
+
+    >>> config_tag("configs/cmlm_seq2seq_pos.yaml")
+    'cmlm_seq2seq_pos'
+    """
+    config = config_name(config)
+    if config == DEFAULT_CONFIG:
+        return ""
+    folder, file = os.path.split(os.path.splitext(config)[0])
+    text = file if folder == "configs" else os.path.splitext(config)[0]
+    return "".join(c if c.isalnum() or c in "_." else "_" for c in text).strip("_")
+
+
+@functools.lru_cache(maxsize=8)
+def _config_text(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def load_config_doc(config=DEFAULT_CONFIG):
+    """The document of `config` (a path relative to the repository or
+    absolute), a fresh copy to change."""
+    return yaml.safe_load(_config_text(os.path.join(ROOT, config)))
+
+
 def budget(args):
     """`{"teacher_epochs": T, "epochs": E, "set": {field: value}}` of
     `--teacher-epochs`, `--epochs` and `--set` (only those given), `{}` for
@@ -121,10 +194,10 @@ def budget(args):
     return shrunk
 
 
-def config_point():
-    """`(T, alpha)` of configs/cmlm_seq2seq.yaml: the sweep point whose
-    runs keep the key of a run without a sweep."""
-    method = load_base("cmlm_seq2seq")["method"]
+def config_point(config=DEFAULT_CONFIG):
+    """`(T, alpha)` of a config (configs/cmlm_seq2seq.yaml by default): the
+    sweep point whose runs keep the key of a run without a sweep."""
+    method = load_config_doc(config)["method"]
     return float(method["temperature"]), float(method["alpha"])
 
 
@@ -138,7 +211,7 @@ def sweep_points(args):
     sweep_points(parse_args(["--temperatures", "1,10"]))  # [(10.0, 0.5), (1.0, 0.5)]
     ```
     """
-    config = config_point()
+    config = config_point(args_config(args))
     points = [(t, a) for a in getattr(args, "alphas", None) or [config[1]]
               for t in getattr(args, "temperatures", None) or [config[0]]]
     return sorted(points, key=lambda point: point != config)  # stable
@@ -155,16 +228,16 @@ def point_budget(args, point):
     """
     shrunk = budget(args)
     changed = {field: value for field, value, config in zip(
-        SWEEP_FIELDS, point, config_point()) if value != config}
+        SWEEP_FIELDS, point, config_point(args_config(args))) if value != config}
     if changed:
         shrunk["set"] = dict(sorted({**shrunk.get("set", {}), **changed}.items()))
     return shrunk
 
 
-def split_budget(shrunk):
+def split_budget(shrunk, config=DEFAULT_CONFIG):
     """`(budget, (T, alpha))` of a stored budget: the sweep's fields taken
-    out of its `set` (the config's values where absent), the rest the
-    budget whose table the entry is a row of.
+    out of its `set` (the values of the entry's `config` where absent), the
+    rest the budget whose table the entry is a row of.
 
     >>> split_budget({"epochs": 3, "set": {"method.temperature": 2.0}})
     ({'epochs': 3}, (2.0, 0.5))
@@ -172,17 +245,20 @@ def split_budget(shrunk):
     shrunk = dict(shrunk or {})
     changed = dict(shrunk.pop("set", None) or {})
     point = tuple(float(changed.pop(field, value))
-                  for field, value in zip(SWEEP_FIELDS, config_point()))
+                  for field, value in zip(SWEEP_FIELDS, config_point(config)))
     if changed:
         shrunk["set"] = changed
     return shrunk, point
 
 
-def result_key(seed, shrunk):
+def result_key(seed, shrunk, config=DEFAULT_CONFIG):
     """`seed0` for the config's budget, `seed0-teacher3-epochs3` for a
     shrunk one (`budget`), `...-set<8 hex digits>` when fields are changed
-    (a hash of the sorted `field: value` pairs)."""
-    parts = [f"seed{seed}"]
+    (a hash of the sorted `field: value` pairs); a `config` other than
+    `DEFAULT_CONFIG` prefixes its `config_tag`
+    (`cmlm_seq2seq_pos-seed0-...`)."""
+    tag = config_tag(config)
+    parts = ([tag] if tag else []) + [f"seed{seed}"]
     if "teacher_epochs" in shrunk:
         parts.append(f"teacher{shrunk['teacher_epochs']}")
     if "epochs" in shrunk:
@@ -213,31 +289,42 @@ def parse_set(text):
     return field, value
 
 
-def apply_set(doc, changed):
+def apply_set(doc, changed, config=DEFAULT_CONFIG):
     """`doc` with each dotted `field` of `changed` set (sections copied, not
-    changed in place); ValueError when a field's parent is not a section."""
+    changed in place); ValueError when a field's parent is not a section
+    (of `config`, the file the message names)."""
     for field, value in changed.items():
         *parents, last = field.split(".")
         node = doc
         for depth, key in enumerate(parents):
             if not isinstance(node.get(key), dict):
                 raise ValueError(f"--set {field}: {'.'.join(parents[:depth + 1])} "
-                                 "is not a section of configs/cmlm_seq2seq.yaml")
+                                 f"is not a section of {config}")
             node[key] = dict(node[key])
             node = node[key]
         node[last] = value
     return doc
 
 
+def run_name(seed, shrunk, config=DEFAULT_CONFIG):
+    """`seq2seq-s0-teacher3-epochs3` (`seq2seq-cmlm_seq2seq_pos-s0-...`
+    for another config): a run's name, its folder's and its config file's."""
+    tag = config_tag(config)
+    key = result_key(seed, shrunk).replace("seed", "s", 1)
+    return "-".join(["seq2seq"] + ([tag] if tag else []) + [key])
+
+
 def build_doc(seed, args, smoke=None, point=None, mle=True):
-    """The config of one seed: configs/cmlm_seq2seq.yaml (or the smoke
-    config) with the seed, the shared teacher seed, the budget, the sweep
-    `point` `(T, alpha)` (None: the config's or `--set`'s), whether it
-    trains the MLE-only student too (`mle`) and the run folder."""
-    doc = load_base("cmlm_seq2seq") if smoke is None else smoke
+    """The config of one seed: `--config` (configs/cmlm_seq2seq.yaml by
+    default; or the smoke config) with the seed, the shared teacher seed,
+    the budget, the sweep `point` `(T, alpha)` (None: the config's or
+    `--set`'s), whether it trains the MLE-only student too (`mle`) and the
+    run folder."""
+    config = args_config(args)
+    doc = load_config_doc(config) if smoke is None else smoke
     shrunk = budget(args) if point is None else point_budget(args, point)
-    doc = apply_set(dict(doc), shrunk.get("set", {}))
-    doc = dict(doc, name="seq2seq-" + result_key(seed, shrunk).replace("seed", "s", 1),
+    doc = apply_set(dict(doc), shrunk.get("set", {}), config)
+    doc = dict(doc, name=run_name(seed, shrunk, config),
                seed=seed, output_dir=os.path.join(args.run_root, "{name}"))
     doc["teacher"] = dict(doc["teacher"])
     doc["teacher"]["finetune"] = dict(doc["teacher"]["finetune"], seed=0)
@@ -250,10 +337,9 @@ def build_doc(seed, args, smoke=None, point=None, mle=True):
     return doc
 
 
-def smoke_doc(folder):
-    """A tiny preset and toy source/target pairs (reversed word order)."""
-    import yaml
-
+def smoke_doc(folder, config=DEFAULT_CONFIG):
+    """A tiny preset and toy source/target pairs (reversed word order) in
+    `config`'s recipe."""
     from kdplug import testing
 
     os.makedirs(folder, exist_ok=True)
@@ -268,7 +354,7 @@ def smoke_doc(folder):
             sentence = [words[(i * 3 + k) % len(words)] for k in range(2 + i % 3)]
             split = "train" if i < 60 else ("dev" if i < 75 else "test")
             f.write(f"{' '.join(sentence)}\t{' '.join(reversed(sentence))}\t{split}\n")
-    doc = yaml.safe_load(open(CONFIG, encoding="utf-8"))
+    doc = load_config_doc(config)
     doc["data"].update(path=data, sequence_length=24)
     doc["teacher"] = {"source": preset, "dropout": 0.0, "finetune": {
         "epochs": 1, "batch_size": 16, "learning_rate": 3e-3}}
@@ -288,6 +374,7 @@ def summarise(seed, report, wall_s, args, shrunk=None):
     masked = teacher.get("masked_accuracy") or {}
     return {
         "seed": seed,
+        "config": args_config(args),
         "budget": budget(args) if shrunk is None else shrunk,
         "variants": {name: {k: report["variants"][name][k] for k in (
             "bleu", "exact_match", "token_accuracy", "perplexity", "params",
@@ -330,6 +417,7 @@ def render(results, smoke=False, copy_source=None):
     copy_source = copy_source or copy_source_of
     entries = [dict(e, copy_source=copy_source(e)) for _, e in sorted(
         stored_entries(results, smoke).items(), key=lambda item: (item[1]["seed"], item[0]))]
+    others = sorted({entry_config(e) for e in entries} - {DEFAULT_CONFIG})
     lines = [TITLE, ""]
     if smoke:
         lines += ["**Smoke run** (tiny random teacher, toy pairs): the numbers "
@@ -348,24 +436,59 @@ def render(results, smoke=False, copy_source=None):
               "paper's claim. Rows (T, alpha) of one budget share its MLE student "
               "(it depends on neither: trained once per seed, every distilled row "
               "paired with it).", ""]
+    if others:
+        lines += ["Other tasks, each in its own tables (headed by its config): "
+                  + "; ".join(f"{task_text(c)}, `{c}`" for c in others)
+                  + ". The recipe is the same, with its own data and sequence "
+                  "lengths; results of different configs are never averaged or "
+                  "paired.", ""]
     if not entries:
         return "\n".join(lines + ["Not run yet.", ""])
-    groups = {}  # the config's budget first, then the shrunk ones
+    # configs/cmlm_seq2seq.yaml's first, then the others'; per config, its
+    # own budget first, then the shrunk ones
+    groups = {}
     for e in entries:
-        shrunk = split_budget(e.get("budget"))[0]
-        groups.setdefault((bool(shrunk), budget_text(shrunk)), []).append(e)
-    for (_, text), group in sorted(groups.items()):
-        lines += [f"### Budget: {text}", ""] + render_budget(group, entries)
+        config = entry_config(e)
+        shrunk = split_budget(e.get("budget"), config)[0]
+        groups.setdefault((config != DEFAULT_CONFIG, config, bool(shrunk),
+                           budget_text(shrunk, config)), []).append(e)
+    for (other, config, _, text), group in sorted(groups.items()):
+        heading = (f"### Task: {task_name(config)} (`{config}`); budget: {text}" if other
+                   else f"### Budget: {text}")
+        lines += [heading, ""] + render_budget(
+            group, [e for e in entries if entry_config(e) == config])
     machines = sorted({machine_text(e["machine"]) for e in entries})
     lines += [f"Machine: {m}." for m in machines] + [""]
     return "\n".join(lines)
 
 
+def task_data(config):
+    """The file name of a config's `data.path` (None where it has none)."""
+    try:
+        path = load_config_doc(config)["data"].get("path")
+    except (OSError, KeyError, TypeError, AttributeError, yaml.YAMLError):
+        return None
+    return os.path.basename(path) if path else None
+
+
+def task_text(config):
+    """What a config's task is (`TASKS`), else its data file."""
+    data = task_data(config)
+    return TASKS.get(data) or (f"the pairs of `{data}`" if data else "its data")
+
+
+def task_name(config):
+    """A task's short name for a heading: `part-of-speech tagging as
+    generation`."""
+    return task_text(config).split(" built from ")[0].split(" (")[0]
+
+
 def copy_source_of(entry):
     """The copy-the-source baseline `{"bleu", "exact_match"}` of a stored
     entry: the one its run reported, else (an entry stored before runs
-    reported it) computed from configs/cmlm_seq2seq.yaml's data, tokenizer
-    and lengths with the entry's `--set` fields (it depends on nothing
+    reported it) computed from its config's data, tokenizer and lengths
+    (configs/cmlm_seq2seq.yaml's for an entry that records no config) with
+    the entry's `--set` fields (it depends on nothing
     trained); None for a smoke entry without one (its toy data lives in its
     run folder) and where the data or the tokenizer cannot be read.
 
@@ -376,12 +499,13 @@ def copy_source_of(entry):
         return entry["copy_source"]
     if entry.get("smoke"):
         return None
-    doc = apply_set(load_base("cmlm_seq2seq"),
-                    split_budget(entry.get("budget"))[0].get("set", {}))
-    method = doc["method"]
+    config = entry_config(entry)
     try:
+        doc = apply_set(load_config_doc(config),
+                        split_budget(entry.get("budget"), config)[0].get("set", {}), config)
+        method = doc["method"]
         return dict(_copy_source_from_data(json.dumps({
-            "data": doc["data"], "teacher": doc["teacher"]["source"],
+            "config": config, "data": doc["data"], "teacher": doc["teacher"]["source"],
             "method": {k: method[k] for k in ("source_column", "target_column",
                                               "max_source_length", "max_target_length")},
         }, sort_keys=True)))
@@ -405,10 +529,11 @@ def _copy_source_from_data(text):
     from kdplug_plugins.cmlm_seq2seq.text_metrics import copy_source_scores
 
     parts = json.loads(text)
-    doc = apply_set(load_base("cmlm_seq2seq"), {
+    path = parts.get("config", DEFAULT_CONFIG)
+    doc = apply_set(load_config_doc(path), {
         "data": parts["data"], "teacher.source": parts["teacher"],
-        **{f"method.{k}": v for k, v in parts["method"].items()}})
-    config = config_from_dict(doc, file=CONFIG)
+        **{f"method.{k}": v for k, v in parts["method"].items()}}, path)
+    config = config_from_dict(doc, file=os.path.join(ROOT, path))
     mcfg = config.method_config
     data = Seq2SeqData.read(config.data, mcfg.source_column, mcfg.target_column,
                             config.resolve_path, config.seed)
@@ -419,12 +544,12 @@ def _copy_source_from_data(text):
     return tuple(copy_source_scores(*data.splits["test"], encoder.normalize).items())
 
 
-def budget_text(shrunk):
+def budget_text(shrunk, config=DEFAULT_CONFIG):
     """`teacher at most 3 epochs, students 3 epochs (shrunk from the
     config's 10 and 10 ...)` for a stored `budget` ("changed from" when it
     trains longer or changes fields), the config's own epochs
-    (read from configs/cmlm_seq2seq.yaml) for `{}`."""
-    base = load_base("cmlm_seq2seq")
+    (read from `config`, configs/cmlm_seq2seq.yaml by default) for `{}`."""
+    base = load_config_doc(config)
     config = (base["teacher"]["finetune"]["epochs"], base["training"]["epochs"])
     teacher = shrunk.get("teacher_epochs", config[0])
     students = shrunk.get("epochs", config[1])
@@ -443,13 +568,15 @@ def budget_text(shrunk):
 def render_budget(entries, every_entry=()):
     """The table (copy, MLE, a row per sweep point), the verdicts, the
     teacher's accuracy and cost and the decoding of the entries run with
-    one budget (`every_entry`: those of every budget, where the teacher's
-    cost is found when this budget's runs found it cached)."""
+    one config and budget (`every_entry`: those of every budget of the
+    config, where the teacher's cost is found when this budget's runs
+    found it cached)."""
     mle = mle_entries(entries)
     points = {}
     for e in entries:
         if "cmlm_kd" in e["variants"]:
-            points.setdefault(split_budget(e.get("budget"))[1], []).append(e)
+            points.setdefault(split_budget(e.get("budget"), entry_config(e))[1],
+                              []).append(e)
     order = sorted(points, key=lambda point: (-point[1], point[0]))
     lines = ["| student | T | alpha | BLEU | exact match | token accuracy | perplexity | "
              "decoding (sentences/s) | training (s) | seeds |",
@@ -492,12 +619,13 @@ def variant_row(label, temperature, alpha, rows, name):
 
 
 def mle_entries(entries):
-    """`{seed: entry}` of the entries that trained the MLE-only student,
-    one per seed: the run at the config's sweep point where there is one
-    (its key sorts first among a seed's), else the first."""
-    config = config_point()
+    """`{seed: entry}` of the entries (of one config) that trained the
+    MLE-only student, one per seed: the run at the config's sweep point
+    where there is one (its key sorts first among a seed's), else the
+    first."""
     found = {}
-    for e in sorted(entries, key=lambda e: split_budget(e.get("budget"))[1] != config):
+    for e in sorted(entries, key=lambda e: split_budget(e.get("budget"), entry_config(e))[1]
+                    != config_point(entry_config(e))):
         if "mle" in e["variants"]:
             found.setdefault(e["seed"], e)
     return dict(sorted(found.items()))
@@ -570,8 +698,10 @@ def teacher_text(entries, every_entry):
     first = entries[0]
     soft = first["soft_labels"]
     cost, elsewhere = teacher_cost(entries, every_entry)
-    shrunk = split_budget(first.get("budget"))[0]
-    rate = apply_set(load_base("cmlm_seq2seq"), shrunk.get("set", {}))["method"]["mask_rate"]
+    config = entry_config(first)
+    shrunk = split_budget(first.get("budget"), config)[0]
+    rate = apply_set(load_config_doc(config), shrunk.get("set", {}),
+                     config)["method"]["mask_rate"]
     accuracies = unique(e["teacher_masked_accuracy"] for e in entries)
     text = (f"Teacher: masked-token accuracy with random {rate:.0%} masks on the test "
             f"targets {', '.join(f'{a:.4f}' for a in accuracies)}")
@@ -645,19 +775,23 @@ def decoding_text(decoding):
             f"{decoding.get('length_penalty', 0.0):g}")
 
 
-def stored_entries(results, smoke, shrunk=None):
+def stored_entries(results, smoke, shrunk=None, config=None):
     """`{key: entry}` of the results that did not fail, of the smoke run or
-    not (`smoke`), and of the budget `shrunk` (any sweep point; None: every
-    budget).
+    not (`smoke`), of the config `config` (None: every config) and of the
+    budget `shrunk` (any sweep point; None: every budget).
 
     Args:
         results: the results file's content.
         smoke: bool.
         shrunk: a budget without the sweep's fields, or None.
+        config: a config's path as entries record it (`config_name`), or
+            None.
     """
     return {key: e for key, e in results.get("results", {}).items()
             if "error" not in e and bool(e.get("smoke")) == bool(smoke)
-            and (shrunk is None or split_budget(e.get("budget"))[0] == shrunk)}
+            and (config is None or entry_config(e) == config)
+            and (shrunk is None
+                 or split_budget(e.get("budget"), entry_config(e))[0] == shrunk)}
 
 
 def plan(args, results):
@@ -672,13 +806,14 @@ def plan(args, results):
         args: the parsed options.
         results: the results file's content.
     """
-    stored = {} if args.force else stored_entries(results, args.smoke, budget(args))
+    config = args_config(args)
+    stored = {} if args.force else stored_entries(results, args.smoke, budget(args), config)
     todo = []
     for seed in args.seed_list:
         done = {key: e for key, e in stored.items() if e["seed"] == seed}
         has_mle = any("mle" in e.get("variants", {}) for e in done.values())
         for point in sweep_points(args):
-            kept = result_key(seed, point_budget(args, point)) in done
+            kept = result_key(seed, point_budget(args, point), config) in done
             todo.append((seed, point, not has_mle and not kept))
             has_mle = has_mle or not kept
     return todo
@@ -719,12 +854,13 @@ def estimate_s(entries, variants):
 def plan_text(args, results):
     """`--list`: the planned runs in order, each stored or estimated
     (`estimate_s`), the teacher's cost where it is not cached, the total."""
-    shrunk = budget(args)
-    stored = list(stored_entries(results, args.smoke, shrunk).values())
-    lines = [f"Budget: {budget_text(shrunk)}", ""]
+    shrunk, config = budget(args), args_config(args)
+    stored = list(stored_entries(results, args.smoke, shrunk, config).values())
+    lines = [f"Config: {config}; task: {task_text(config)}",
+             f"Budget: {budget_text(shrunk, config)}", ""]
     total, unknown = 0.0, 0
     for seed, point, mle in plan(args, results):
-        key = result_key(seed, point_budget(args, point))
+        key = result_key(seed, point_budget(args, point), config)
         entry = results.get("results", {}).get(key)
         if entry and "error" not in entry and not args.force:
             mle, status = "mle" in entry["variants"], "stored"
@@ -737,7 +873,7 @@ def plan_text(args, results):
         what = "MLE + distilled" if mle else "distilled only (MLE of a sibling run)"
         lines.append(f"  {key}  T {point[0]:g}, alpha {point[1]:g}: {what}: {status}")
     # the teacher's cache is shared by every student budget of its own
-    cold = [e for e in stored_entries(results, args.smoke).values()
+    cold = [e for e in stored_entries(results, args.smoke, config=config).values()
             if not e["teacher_finetune_cached"]
             and (e.get("budget") or {}).get("teacher_epochs") == shrunk.get("teacher_epochs")]
     cpus = ", ".join(sorted({str(e["machine"].get("cpus")) for e in stored})) or "?"
@@ -767,6 +903,9 @@ def parse_floats(parser, option, text, low, high):
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog="bench/seq2seq.py",
                                      description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", default=DEFAULT_CONFIG, metavar="PATH",
+                        help="the task's config (default configs/cmlm_seq2seq.yaml; "
+                             "configs/cmlm_seq2seq_pos.yaml: POS tagging)")
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--results")
     add_write_docs_argument(parser, always="docs/results.md")
@@ -791,6 +930,9 @@ def parse_args(argv):
     parser.add_argument("--list", action="store_true",
                         help="print the planned runs and their estimated time, run nothing")
     args = parser.parse_args(argv)
+    args.config = config_name(args.config)
+    if not os.path.isfile(os.path.join(ROOT, args.config)):
+        parser.error(f"--config {args.config}: no such file")
     args.seed_list = parse_seeds(parser, args.seeds)
     if args.temperatures is not None:
         args.temperatures = parse_floats(parser, "--temperatures", args.temperatures,
@@ -817,7 +959,8 @@ def main(argv=None):
         write()
         print(f"wrote {out}")
         return 0
-    smoke = smoke_doc(os.path.join(args.run_root, "assets")) if args.smoke else None
+    smoke = (smoke_doc(os.path.join(args.run_root, "assets"), args.config)
+             if args.smoke else None)
     jobs = [job(seed, args, smoke, point, mle) for seed, point, mle in plan(args, results)]
     failures = run_jobs(jobs, results, lambda: save_results(results_path, results),
                         write, force=args.force)
@@ -840,7 +983,7 @@ def job(seed, args, smoke=None, point=None, mle=True):
                           os.path.join(args.run_root, f"{doc['name']}.log"),
                           in_process=args.smoke, timeout=args.timeout, gpu=args.gpu)
 
-    return Job(result_key(seed, shrunk), run,
+    return Job(result_key(seed, shrunk, args_config(args)), run,
                summarise=lambda report, wall: summarise(seed, report, wall, args, shrunk),
                describe=lambda e: ", ".join(f"{name} BLEU {v['bleu']:.2f}"
                                             for name, v in e["variants"].items()),

