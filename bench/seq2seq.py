@@ -147,7 +147,7 @@ def args_config(args):
     return getattr(args, "config", None) or DEFAULT_CONFIG
 
 
-def entry_config(entry):
+def run_config_path(entry):
     """The config a stored entry ran (`DEFAULT_CONFIG` for one stored
     before entries recorded it)."""
     return entry.get("config") or DEFAULT_CONFIG
@@ -417,7 +417,7 @@ def render(results, smoke=False, copy_source=None):
     copy_source = copy_source or copy_source_of
     entries = [dict(e, copy_source=copy_source(e)) for _, e in sorted(
         stored_entries(results, smoke).items(), key=lambda item: (item[1]["seed"], item[0]))]
-    others = sorted({entry_config(e) for e in entries} - {DEFAULT_CONFIG})
+    others = sorted({run_config_path(e) for e in entries} - {DEFAULT_CONFIG})
     lines = [TITLE, ""]
     if smoke:
         lines += ["**Smoke run** (tiny random teacher, toy pairs): the numbers "
@@ -448,7 +448,7 @@ def render(results, smoke=False, copy_source=None):
     # own budget first, then the shrunk ones
     groups = {}
     for e in entries:
-        config = entry_config(e)
+        config = run_config_path(e)
         shrunk = split_budget(e.get("budget"), config)[0]
         groups.setdefault((config != DEFAULT_CONFIG, config, bool(shrunk),
                            budget_text(shrunk, config)), []).append(e)
@@ -456,7 +456,7 @@ def render(results, smoke=False, copy_source=None):
         heading = (f"### Task: {task_name(config)} (`{config}`); budget: {text}" if other
                    else f"### Budget: {text}")
         lines += [heading, ""] + render_budget(
-            group, [e for e in entries if entry_config(e) == config])
+            group, [e for e in entries if run_config_path(e) == config])
     machines = sorted({machine_text(e["machine"]) for e in entries})
     lines += [f"Machine: {m}." for m in machines] + [""]
     return "\n".join(lines)
@@ -499,7 +499,7 @@ def copy_source_of(entry):
         return entry["copy_source"]
     if entry.get("smoke"):
         return None
-    config = entry_config(entry)
+    config = run_config_path(entry)
     try:
         doc = apply_set(load_config_doc(config),
                         split_budget(entry.get("budget"), config)[0].get("set", {}), config)
@@ -575,7 +575,7 @@ def render_budget(entries, every_entry=()):
     points = {}
     for e in entries:
         if "cmlm_kd" in e["variants"]:
-            points.setdefault(split_budget(e.get("budget"), entry_config(e))[1],
+            points.setdefault(split_budget(e.get("budget"), run_config_path(e))[1],
                               []).append(e)
     order = sorted(points, key=lambda point: (-point[1], point[0]))
     lines = ["| student | T | alpha | BLEU | exact match | token accuracy | perplexity | "
@@ -624,8 +624,8 @@ def mle_entries(entries):
     where there is one (its key sorts first among a seed's), else the
     first."""
     found = {}
-    for e in sorted(entries, key=lambda e: split_budget(e.get("budget"), entry_config(e))[1]
-                    != config_point(entry_config(e))):
+    for e in sorted(entries, key=lambda e: split_budget(e.get("budget"), run_config_path(e))[1]
+                    != config_point(run_config_path(e))):
         if "mle" in e["variants"]:
             found.setdefault(e["seed"], e)
     return dict(sorted(found.items()))
@@ -698,7 +698,7 @@ def teacher_text(entries, every_entry):
     first = entries[0]
     soft = first["soft_labels"]
     cost, elsewhere = teacher_cost(entries, every_entry)
-    config = entry_config(first)
+    config = run_config_path(first)
     shrunk = split_budget(first.get("budget"), config)[0]
     rate = apply_set(load_config_doc(config), shrunk.get("set", {}),
                      config)["method"]["mask_rate"]
@@ -789,9 +789,9 @@ def stored_entries(results, smoke, shrunk=None, config=None):
     """
     return {key: e for key, e in results.get("results", {}).items()
             if "error" not in e and bool(e.get("smoke")) == bool(smoke)
-            and (config is None or entry_config(e) == config)
+            and (config is None or run_config_path(e) == config)
             and (shrunk is None
-                 or split_budget(e.get("budget"), entry_config(e))[0] == shrunk)}
+                 or split_budget(e.get("budget"), run_config_path(e))[0] == shrunk)}
 
 
 def plan(args, results):

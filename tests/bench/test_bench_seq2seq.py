@@ -404,7 +404,7 @@ def test_the_stored_results_keep_their_keys():
     for key, e in stored.items():
         if "error" not in e and not e.get("smoke"):
             assert seq2seq.result_key(e["seed"], e.get("budget") or {},
-                                      seq2seq.entry_config(e)) == key
+                                      seq2seq.run_config_path(e)) == key
 
 
 def test_plan_counts_only_the_stored_runs_of_its_config():
