@@ -40,7 +40,7 @@ import tensorflow as tf  # noqa: E402
 
 from benchlib import PERFORMANCE_PAGE  # noqa: E402  (bench/ is the script's folder)
 from benchlib import add_measurement_arguments  # noqa: E402
-from benchlib import cpu_model  # noqa: E402
+from benchlib import machine  # noqa: E402
 from benchlib import measurement_section  # noqa: E402
 from benchlib import now  # noqa: E402
 from benchlib import usable_cpus  # noqa: E402
@@ -183,8 +183,7 @@ def measure(args):
     models = bench_steps(args.rounds, args.steps)
     toy = bench_toy_runs(args.toy_runs) if args.toy_runs else None
     return {
-        "machine": {"cpu": cpu_model(), "cpus": usable_cpus(),
-                    "tensorflow": tf.__version__, "keras": keras.__version__},
+        "machine": machine(gpu_hidden=False),
         "settings": {"rounds": args.rounds, "steps": args.steps,
                      "toy_runs": args.toy_runs, "batch_size": BATCH},
         "finished": now(),

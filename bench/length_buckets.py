@@ -49,7 +49,6 @@ import argparse
 import copy
 import importlib.resources
 import os
-import platform
 import statistics
 import tempfile
 import time
@@ -65,12 +64,11 @@ import yaml  # noqa: E402
 from benchlib import PERFORMANCE_PAGE  # noqa: E402  (bench/ is the script's folder)
 from benchlib import add_interleaved_arguments  # noqa: E402
 from benchlib import add_measurement_arguments  # noqa: E402
-from benchlib import cpu_model  # noqa: E402
 from benchlib import interleaved_rates  # noqa: E402
+from benchlib import machine  # noqa: E402
 from benchlib import measurement_section  # noqa: E402
 from benchlib import now  # noqa: E402
 from benchlib import padding_stats  # noqa: E402
-from benchlib import usable_cpus  # noqa: E402
 from kdplug import Distiller  # noqa: E402
 from kdplug import storage  # noqa: E402
 from kdplug.config import DataConfig  # noqa: E402
@@ -291,12 +289,6 @@ def evaluation_pass(teacher, tokenizer, rounds, jit_compile=False):
 PARTS = ("training", "evaluation", "accuracy")  # a results file's parts, in order
 
 
-def machine_record():
-    """This machine as a part of the results file keeps it."""
-    return {"arch": platform.machine(), "cpu": cpu_model(), "cpus": usable_cpus(),
-            "tensorflow": tf.__version__, "keras": keras.__version__}
-
-
 def measure_training(args, teacher, tokenizer):
     """(a) and (b): the `training` part, the padding counts of one epoch per
     variant and, per role, each variant's examples/s per round and its
@@ -316,7 +308,7 @@ def measure_training(args, teacher, tokenizer):
                        "first_steps": {name: {"widths": widths, "seconds": seconds}
                                        for name, (widths, seconds) in compiled.items()}}
         print(f"{role}: measured", flush=True)
-    return {"machine": machine_record(),
+    return {"machine": machine(gpu_hidden=False),
             "settings": {"batches": args.batches, "rounds": args.rounds,
                          "steps": args.steps, "sequence_length": SEQ,
                          "batch_size": BATCH},
@@ -333,7 +325,7 @@ def measure_evaluation(args, teacher, tokenizer):
             continue
         passes[xla], examples, fed, widths = evaluation_pass(teacher, tokenizer,
                                                              args.eval_rounds, jit)
-    return {"machine": machine_record(),
+    return {"machine": machine(gpu_hidden=False),
             "settings": {"rounds": args.eval_rounds, "batch_size": EVAL_BATCH,
                          "sequence_length": SEQ, "multiple": EVAL_BUCKETS.multiple},
             "examples": examples, "fed": fed, "widths": widths, "passes": passes,
@@ -342,7 +334,7 @@ def measure_evaluation(args, teacher, tokenizer):
 
 def measure_accuracy(seed=0):
     """(c): the `accuracy` part."""
-    return {"machine": machine_record(), "settings": {"seed": seed},
+    return {"machine": machine(gpu_hidden=False), "settings": {"seed": seed},
             "runs": accuracy_runs(seed), "finished": now()}
 
 
@@ -388,8 +380,8 @@ def machine_line(m):
 def measured_text(part, training):
     """`; measured <date>`, with the machine where it is not the training
     part's (or there is none)."""
-    where = "" if training and training["machine"] == part["machine"] else (
-        f" on {machine_line(part['machine'])}")
+    shown = machine_line(part["machine"])
+    where = "" if training and machine_line(training["machine"]) == shown else f" on {shown}"
     return f"; measured {part['finished'][:10]}{where}"
 
 

@@ -26,7 +26,6 @@ outside them is kept).
 
 import argparse
 import os
-import platform
 import statistics
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -38,11 +37,10 @@ import length_buckets as lb  # noqa: E402  (bench/ is the script's folder)
 from benchlib import PERFORMANCE_PAGE  # noqa: E402
 from benchlib import add_interleaved_arguments  # noqa: E402
 from benchlib import add_measurement_arguments  # noqa: E402
-from benchlib import cpu_model  # noqa: E402
 from benchlib import interleaved_rates  # noqa: E402
+from benchlib import machine  # noqa: E402
 from benchlib import measurement_section  # noqa: E402
 from benchlib import now  # noqa: E402
-from benchlib import usable_cpus  # noqa: E402
 from kdplug.training.distribution import bf16_cpu_flags  # noqa: E402
 from kdplug.training.distribution import native_bfloat16  # noqa: E402
 from kdplug.training.distribution import precision_policy  # noqa: E402
@@ -76,10 +74,8 @@ def measure(args):
     data, train = lb.datasets(tokenizer)
     batches = lb.with_logits(list(data[BUCKETS].take(args.batches)))
     result = {
-        "machine": {"arch": platform.machine(), "cpu": cpu_model(),
-                    "cpus": usable_cpus(), "bf16_flags": list(bf16_cpu_flags()),
-                    "native_bfloat16": bool(native_bfloat16()),
-                    "tensorflow": tf.__version__, "keras": keras.__version__},
+        "machine": {**machine(gpu_hidden=False), "bf16_flags": list(bf16_cpu_flags()),
+                    "native_bfloat16": bool(native_bfloat16())},
         "settings": {"batches": args.batches, "rounds": args.rounds,
                      "steps": args.steps, "sequence_length": lb.SEQ,
                      "batch_size": lb.BATCH},

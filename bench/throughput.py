@@ -19,7 +19,6 @@ outside them is kept).
 import argparse
 import importlib.resources
 import os
-import platform
 import statistics
 import sys
 import time
@@ -33,7 +32,7 @@ import tensorflow as tf  # noqa: E402
 
 from benchlib import PERFORMANCE_PAGE  # noqa: E402  (bench/ is the script's folder)
 from benchlib import add_measurement_arguments  # noqa: E402
-from benchlib import cpu_model  # noqa: E402
+from benchlib import machine  # noqa: E402
 from benchlib import measurement_section  # noqa: E402
 from benchlib import now  # noqa: E402
 from kdplug import Distiller  # noqa: E402
@@ -263,9 +262,7 @@ def measure(args):
                                  args.rounds, args.steps)
     print("variants: measured", flush=True)
     return {
-        "machine": {"arch": platform.machine(), "cpu": cpu_model(), "cpus": os.cpu_count(),
-                    "tensorflow": tf.__version__, "keras": keras.__version__,
-                    "pipeline_dtype": best_inference_dtype()},
+        "machine": {**machine(gpu_hidden=False), "pipeline_dtype": best_inference_dtype()},
         "settings": {"batch_size": BATCH, "sequence_length": SEQ, "batches": BATCHES,
                      "rounds": args.rounds, "steps": args.steps},
         "finished": now(),

@@ -124,6 +124,7 @@ def machine(gpu_hidden=True):
             return None
 
     return {
+        "arch": platform.machine(),
         "cpus": usable_cpus(),
         "cpu": cpu_model(),
         "python": platform.python_version(),
