@@ -39,9 +39,9 @@ Examples:
 """
 
 import argparse
-import json
 import sys
 
+from kdplug.data.row_files import read_rows
 from kdplug.errors import DataError
 from kdplug_plugins.cmlm_seq2seq.punct_restore import write_tsv
 
@@ -79,17 +79,9 @@ def _token_list(record, key, where):
     return value
 
 
-def read_record(line, where, tag_key="pos"):
-    """`(id, split, words, tags)` of one JSON line; DataError naming `where`
-    (`file:line`) and the field when it is malformed."""
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as error:
-        raise DataError(f"{where}: not valid JSON ({error.msg}, column "
-                        f"{error.colno})") from None
-    if not isinstance(record, dict):
-        raise DataError(f"{where}: expected a JSON object with id, split, words and "
-                        f"{tag_key}, got {type(record).__name__}")
+def read_record(record, where, tag_key="pos"):
+    """`(id, split, words, tags)` of one sentence's JSON object; DataError
+    naming `where` (`file:line`) and the field when it is malformed."""
     missing = [k for k in ("id", "split", "words", tag_key) if k not in record]
     if missing:
         raise DataError(f"{where}: missing field(s) {', '.join(map(repr, missing))}")
@@ -108,25 +100,16 @@ def build_rows(path, tag_key="pos"):
     skipped.
 
     Args:
-        path: the JSON-lines file (`data/movie_tokens.jsonl`).
+        path: the JSON-lines file (`data/movie_tokens.jsonl`), read by
+            `kdplug.data.row_files.read_rows` (its errors name the file and
+            the line).
         tag_key: the list of per-word tags to write as the target.
     """
     rows = []
-    try:
-        f = open(path, encoding="utf-8")
-    except OSError as error:
-        raise DataError(f"{path}: cannot read ({error.strerror})") from None
-    with f:
-        try:
-            for number, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                id_, split, words, tags = read_record(line, f"{path}:{number}", tag_key)
-                if words:
-                    rows.append((id_, split, *pos_pair(words, tags)))
-        except UnicodeDecodeError as error:
-            raise DataError(f"{path}: not UTF-8 text ({error.reason} at byte "
-                            f"{error.start})") from None
+    for number, record in read_rows(path, fmt="jsonl", field="source"):
+        id_, split, words, tags = read_record(record, f"{path}:{number}", tag_key)
+        if words:
+            rows.append((id_, split, *pos_pair(words, tags)))
     if not rows:
         raise DataError(f"{path}: no sentences with words")
     return rows
