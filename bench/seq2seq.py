@@ -389,6 +389,9 @@ def summarise(seed, report, wall_s, args, shrunk=None):
         "teacher_seed": teacher.get("seed"),  # what the teacher's masks follow
         "teacher_finetune_s": (teacher.get("finetune") or {}).get("seconds"),
         "teacher_finetune_cached": bool((teacher.get("finetune") or {}).get("cached")),
+        # a fine-tuning that resumed a killed one: its seconds are a share
+        "teacher_finetune_resumed_at_epoch": (teacher.get("finetune") or {}).get(
+            "resumed_at_epoch"),
         "soft_labels_s": seconds.get("teacher soft labels"),
         "soft_labels_bytes": teacher["soft_labels"].get("bytes"),
         "soft_labels": {k: teacher["soft_labels"][k] for k in (
@@ -721,7 +724,10 @@ def teacher_text(entries, every_entry):
                  + ", ".join(f"{names.get(k, k)} {v:.4f}" for k, v in accuracy.items())
                  + f" (gold among the top {soft['top_k']}: "
                  + ", ".join(f"{names.get(k, k)} {v:.3f}" for k, v in recall.items()) + ")")
-    return (text + f". C-MLM fine-tuning {(cost['teacher_finetune_s'] or 0):.0f} s; soft "
+    resumed = cost.get("teacher_finetune_resumed_at_epoch")
+    share = (f" (resumed after epoch {resumed} of a killed run: this run's part only)"
+             if resumed else "")
+    return (text + f". C-MLM fine-tuning {(cost['teacher_finetune_s'] or 0):.0f} s{share}; soft "
             f"labels ({soft['passes']} passes, top {soft['top_k']}) "
             f"{(cost['soft_labels_s'] or 0):.0f} s and "
             f"{(first['soft_labels_bytes'] or 0) / 2**20:.1f} MiB (train + dev, "
@@ -739,16 +745,23 @@ def teacher_cost(entries, every_entry):
     teacher budget and soft-label settings (the cache is shared across
     student budgets), else the first of `entries` (its times then are a
     cache hit's)."""
-    fresh = [e for e in entries if not e["teacher_finetune_cached"]]
+    fresh = sorted((e for e in entries if not e["teacher_finetune_cached"]),
+                   key=resumed_teacher)
     if fresh:
         return fresh[0], False
 
     def teacher_of(e):
         return (e.get("budget") or {}).get("teacher_epochs"), e["soft_labels"]
 
-    shared = [e for e in every_entry if not e["teacher_finetune_cached"]
-              and teacher_of(e) == teacher_of(entries[0])]
+    shared = sorted((e for e in every_entry if not e["teacher_finetune_cached"]
+                     and teacher_of(e) == teacher_of(entries[0])), key=resumed_teacher)
     return (shared[0], True) if shared else (entries[0], False)
+
+
+def resumed_teacher(entry):
+    """Whether `entry`'s run finished a killed run's C-MLM fine-tuning (its
+    seconds then are a share: a whole fine-tuning's entry is preferred)."""
+    return bool(entry.get("teacher_finetune_resumed_at_epoch"))
 
 
 def gain_verdict(distilled, mle):
@@ -874,7 +887,7 @@ def plan_text(args, results):
         lines.append(f"  {key}  T {point[0]:g}, alpha {point[1]:g}: {what}: {status}")
     # the teacher's cache is shared by every student budget of its own
     cold = [e for e in stored_entries(results, args.smoke, config=config).values()
-            if not e["teacher_finetune_cached"]
+            if not e["teacher_finetune_cached"] and not resumed_teacher(e)
             and (e.get("budget") or {}).get("teacher_epochs") == shrunk.get("teacher_epochs")]
     cpus = ", ".join(sorted({str(e["machine"].get("cpus")) for e in stored})) or "?"
     teacher = (f"C-MLM fine-tuning ~{cold[0]['teacher_finetune_s'] / 60:.0f} min and soft "

@@ -14,6 +14,8 @@ import time
 from typing import Callable
 from typing import Optional
 
+from kdplug.evaluation.report import resumed_parts
+
 from .paths import BENCH
 from .paths import ROOT
 from .teacher_job import teacher_job
@@ -152,7 +154,10 @@ def run_jobs(jobs, results, save, render, force=False, pause_file=None):
     kept (unless `force`); a failed run is recorded with its error and the
     campaign goes on; after every run the results are saved (`save()`) and
     the Markdown section rewritten (`render()`); a job that resumes a killed
-    run (`Job.prepare`) is marked `resumed`; no run starts while
+    run (`Job.prepare`), or whose report says a part finished a killed
+    run's work (`kdplug.evaluation.report.resumed_parts`: a cached
+    teacher's fine-tuning, teacher-output shards), is marked `resumed`
+    (with `resumed_parts`); no run starts while
     `pause_file` exists (`wait_while_paused`). Returns the failures.
 
     Examples:
@@ -188,8 +193,11 @@ def run_jobs(jobs, results, save, render, force=False, pause_file=None):
             continue
         wall = time.perf_counter() - start
         entry = results["results"][job.key] = job.summarise(report, wall)
-        if resumes:  # wall_s counts only this process's part
+        parts = resumed_parts(report) if isinstance(report, dict) else {}
+        if resumes or parts:  # wall_s counts only this process's part
             entry["resumed"] = True
+        if parts:  # e.g. the shared teacher's fine-tuning, from its cache's backup
+            entry["resumed_parts"] = parts
         save()
         render()
         print(f"{job.key}: {job.describe(entry)}, {wall:.0f} s", flush=True)

@@ -19,6 +19,8 @@ if TYPE_CHECKING:  # they need TensorFlow: loaded on first use (`lazy_exports`)
     from kdplug.evaluation.plots import loss_curves
     from kdplug.evaluation.report import history_lines
     from kdplug.evaluation.report import plot_lines
+    from kdplug.evaluation.report import resumed_parts
+    from kdplug.evaluation.report import time_lines
     from kdplug.evaluation.report import write_report
     from kdplug.evaluation.span_decoding import SpanAnswer
     from kdplug.evaluation.span_decoding import best_span

@@ -74,8 +74,7 @@ def summary_markdown(report):
         "## Time",
         "",
     ]
-    for key, value in report["seconds"].items():
-        lines.append(f"- {key}: {value:.0f} s")
+    lines += time_lines(report)
     export = report.get("export")
     if export:
         sizes = export["size_bytes"]
@@ -111,6 +110,38 @@ def primary_metric(report):
     """The metric a run's report leads with: `accuracy`, or its task's
     (`pearson`, `f1_micro`; `report["primary_metric"]`)."""
     return report.get("primary_metric", "accuracy")
+
+
+def resumed_parts(report):
+    """`{part: why}` for the parts of `report["seconds"]` that a killed run
+    had begun and this run finished, so their seconds are this run's part
+    only, not their cost: the teacher's fine-tuning resumed from its epoch
+    backup (`resumed_at_epoch`), teacher outputs whose cache kept shards
+    a killed precompute wrote (`computed` and `reused` both non-empty).
+
+    >>> resumed_parts({"teacher": {"finetune": {"resumed_at_epoch": 2}}})
+    {'teacher fine-tuning': 'resumed after epoch 2'}
+    """
+    parts = {}
+    epoch = ((report.get("teacher") or {}).get("finetune") or {}).get("resumed_at_epoch")
+    if epoch:
+        parts["teacher fine-tuning"] = f"resumed after epoch {epoch}"
+    cache = report.get("teacher_output_cache") or {}
+    if cache.get("computed") and cache.get("reused"):
+        shards = len(cache["computed"]) + len(cache["reused"])
+        parts["teacher outputs"] = (f"{len(cache['reused'])} of {shards} shards "
+                                    "written by an earlier run")
+    return parts
+
+
+def time_lines(report):
+    """`- part: N s` for every part of `report["seconds"]`, a part that
+    resumed an interrupted run's work (`resumed_parts`) marked as this
+    run's share of it."""
+    resumed = resumed_parts(report)
+    return [f"- {key}: {value:.0f} s"
+            + (f" ({resumed[key]}: this run's part only)" if key in resumed else "")
+            for key, value in report["seconds"].items()]
 
 
 def plot_lines(report):

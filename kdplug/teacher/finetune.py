@@ -181,6 +181,12 @@ class TeacherFinetuner:
                 objective's validation metrics and `info`'s dev-split
                 metrics (`predict_outputs`, the outputs back in the split's
                 order). None: `val_ds` as it is (padded, or already cut).
+
+        The info holds the objective's metrics, `seconds` (the fine-tuning's
+        wall time), `early_stopping` and `cached`; a fine-tuning that
+        resumed a killed one from its epoch backup also holds
+        `resumed_at_epoch` (the epochs finished before): its `seconds`
+        are then the resuming process's part only, not the whole cost.
         """
         info = storage.read_json(self._path(INFO))
         trained = storage.read_json(self._path(TRAINED))
@@ -242,6 +248,8 @@ class TeacherFinetuner:
                    "history": {k: [float(v) for v in values]
                                for k, values in history.history.items()},
                    "early_stopping": best.summary() if best else None}
+        if backup.resumed_epoch:  # `seconds` cover the epochs after it only
+            trained["resumed_at_epoch"] = backup.resumed_epoch
         storage.save_weights(teacher, self.weights_path, include_optimizer=False)
         storage.write_json(self._path(TRAINED), trained, indent=None)
         backup.remove()  # not before: a kill until now resumes at the last epoch
@@ -279,6 +287,8 @@ class TeacherFinetuner:
                 **self.objective.info(trained["history"], teacher, val_ds, **by_length)}
         if trained["early_stopping"] is not None:
             info["early_stopping"] = trained["early_stopping"]
+        if trained.get("resumed_at_epoch"):
+            info["resumed_at_epoch"] = trained["resumed_at_epoch"]
         storage.write_json(self._path(INFO), info, indent=None)
         os.remove(self._path(TRAINED))
         return info

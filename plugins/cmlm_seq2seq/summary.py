@@ -2,6 +2,7 @@
 
 from kdplug.evaluation import history_lines
 from kdplug.evaluation import plot_lines
+from kdplug.evaluation import time_lines
 
 TITLES = {"mle": "student, gold targets only (MLE)",
           "cmlm_kd": "student + C-MLM distillation"}
@@ -102,7 +103,7 @@ def summary_markdown(report):
         "## Time",
         "",
     ]
-    lines += [f"- {key}: {value:.0f} s" for key, value in report["seconds"].items()]
+    lines += time_lines(report)
     export = report.get("export")
     if export:
         lines += ["", "## Export", "", f"`{export['path']}`: "

@@ -2,6 +2,7 @@
 
 from kdplug.evaluation import history_lines
 from kdplug.evaluation import plot_lines
+from kdplug.evaluation import time_lines
 
 VARIANT_TITLES = {
     "teacher": "teacher ensemble",
@@ -100,7 +101,7 @@ def summary_markdown(report):
     if member:
         lines.append(f"Each teacher: {member:,} parameters.")
     lines += ["", "## Time", ""]
-    lines += [f"- {key}: {value:.0f} s" for key, value in report["seconds"].items()]
+    lines += time_lines(report)
     for note in (report.get("export") or {}).get("notes", []):
         lines += ["", f"Note: {note}."]
     lines += plot_lines(report)

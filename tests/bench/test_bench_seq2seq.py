@@ -165,6 +165,22 @@ def test_a_budget_whose_teacher_was_cached_shows_the_cost_where_it_was_paid():
         "teacher at most 5 epochs, students 5 epochs"]
 
 
+def test_a_resumed_fine_tuning_is_no_cost_unless_it_is_the_only_one():
+    """A run that finished a killed run's C-MLM fine-tuning records only its
+    share of the time: the cost shown is a whole fine-tuning's when one was
+    stored, else the share, named as one."""
+    budget = {"teacher_epochs": 3, "epochs": 3}
+    share = dict(entry(0, 20.0, 25.0), budget=budget, teacher_finetune_s=900.0,
+                 teacher_finetune_resumed_at_epoch=2)
+    whole = dict(entry(1, 21.0, 24.0), budget=budget, teacher_finetune_s=2500.0,
+                 teacher_finetune_cached=False)
+    both = seq2seq.render({"results": {"a": share, "b": whole}})
+    assert "C-MLM fine-tuning 2500 s;" in both and "900 s" not in both
+    alone = seq2seq.render({"results": {"a": share}})
+    assert ("C-MLM fine-tuning 900 s (resumed after epoch 2 of a killed run: this "
+            "run's part only); soft labels") in alone
+
+
 def test_gain_verdict_by_hand():
     def verdict(*pairs):
         return seq2seq.gain_verdict({s: kd for s, (_, kd) in enumerate(pairs)},

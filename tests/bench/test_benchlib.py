@@ -187,17 +187,18 @@ def test_prepare_run_dir_keeps_a_resumable_folder_and_clears_a_stale_one(tmp_pat
 
 def test_run_jobs_keeps_runs_records_and_marks_resumed_runs(capsys):
     """Stored results that still count are kept, a failure is recorded and
-    the campaign goes on, a run resuming a killed one is marked `resumed`;
+    the campaign goes on, a run resuming a killed one (its run folder, or a
+    part its report names) is marked `resumed`;
     results are saved after every run."""
     results = {"results": {"a": {"accuracy": 0.5, "budget": 1},
                            "b": {"accuracy": 0.1, "budget": 0}}}
     saved, rendered = [], []
 
-    def job(key, prepare=None, fails=False, **kwargs):
+    def job(key, prepare=None, fails=False, report=None, **kwargs):
         def run():
             if fails:
                 raise RuntimeError("out of memory")
-            return {"accuracy": 0.75}
+            return {"accuracy": 0.75, **(report or {})}
 
         return benchlib.Job(
             key, run, summarise=lambda report, wall: {**report, "budget": 1,
@@ -207,7 +208,11 @@ def test_run_jobs_keeps_runs_records_and_marks_resumed_runs(capsys):
             prepare=prepare, **kwargs)
 
     jobs = [job("a"), job("b", prepare=lambda: True, estimate_s=120.0),
-            job("c", fails=True), job("d", prepare=lambda: False)]
+            job("c", fails=True), job("d", prepare=lambda: False),
+            # a fresh run folder, but the shared teacher's fine-tuning went on
+            # from its cache entry's epoch backup: its seconds are a share
+            job("e", prepare=lambda: False,
+                report={"teacher": {"finetune": {"resumed_at_epoch": 2}}})]
     failures = benchlib.run_jobs(jobs, results, lambda: saved.append(1),
                                  lambda: rendered.append(1))
     out = capsys.readouterr().out
@@ -219,8 +224,10 @@ def test_run_jobs_keeps_runs_records_and_marks_resumed_runs(capsys):
     assert entries["a"] == {"accuracy": 0.5, "budget": 1}  # kept as stored
     assert entries["b"]["resumed"] is True and entries["b"]["accuracy"] == 0.75
     assert "resumed" not in entries["d"]
+    assert entries["e"]["resumed"] is True
+    assert entries["e"]["resumed_parts"] == {"teacher fine-tuning": "resumed after epoch 2"}
     assert entries["c"]["row"] == "c" and "out of memory" in entries["c"]["error"]
-    assert len(saved) == 3  # b, c, d
+    assert len(saved) == 4  # b, c, d, e
 
 
 def test_padding_stats_counts_one_epoch_by_hand():

@@ -32,7 +32,7 @@ def teacher_entries():
 def test_fine_tuned_teacher_is_cached_listed_and_removed(tmp_path, capsys, kdplug_log):
     config = toy(tmp_path)
     info = Experiment(load_config(config)).finetune_teacher()
-    assert info["cached"] is False
+    assert info["cached"] is False and "resumed_at_epoch" not in info  # a whole fine-tuning
     [entry] = teacher_entries()
     assert entry["owned"] and entry["status"] == "ok"
     assert "validation accuracy" in entry["detail"]
@@ -151,6 +151,7 @@ def test_an_interrupted_fine_tuning_resumes_at_its_first_unfinished_epoch(
     monkeypatch.setattr(finetune.storage, "save_weights", save_weights)
     info = Experiment(load_config(config)).finetune_teacher()
     assert info["cached"] is False
+    assert info["resumed_at_epoch"] == 2  # its `seconds` are epoch 3's only
     resumed = (f"stage teacher fine-tuning: resumed from {backup} at epoch 3 "
                "(2 finished)")
     assert kdplug_log().count(resumed) == 2
