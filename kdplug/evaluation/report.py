@@ -115,14 +115,16 @@ def primary_metric(report):
 def resumed_parts(report):
     """`{part: why}` for the parts of `report["seconds"]` that a killed run
     had begun and this run finished, so their seconds are this run's part
-    only, not their cost: the teacher's fine-tuning resumed from its epoch
-    backup (`resumed_at_epoch`), teacher outputs whose cache kept shards
-    a killed precompute wrote (`computed` and `reused` both non-empty).
+    only, not their cost: stages resumed from their epoch backup
+    (`report["resumed"]`, `Timers.mark_resumed`), the teacher's fine-tuning
+    resumed from its cache entry's backup (`resumed_at_epoch`), teacher
+    outputs whose cache kept shards a killed precompute wrote (`computed`
+    and `reused` both non-empty).
 
     >>> resumed_parts({"teacher": {"finetune": {"resumed_at_epoch": 2}}})
     {'teacher fine-tuning': 'resumed after epoch 2'}
     """
-    parts = {}
+    parts = dict(report.get("resumed") or {})
     epoch = ((report.get("teacher") or {}).get("finetune") or {}).get("resumed_at_epoch")
     if epoch:
         parts["teacher fine-tuning"] = f"resumed after epoch {epoch}"

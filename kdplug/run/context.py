@@ -161,7 +161,9 @@ class RunContext:
 
 
 class Timers:
-    """Wall time per named part of a run (what `report["seconds"]` lists).
+    """Wall time per named part of a run (what `report["seconds"]` lists),
+    and the parts that finished a killed run's work (`report["resumed"]`:
+    their seconds are this run's share).
 
     Examples:
 
@@ -170,14 +172,21 @@ class Timers:
     with timers("teacher fine-tuning"):
         ...
     timers.seconds  # {"teacher fine-tuning": 199.2}
+    timers.mark_resumed("stage distill", "resumed after epoch 2")
+    timers.resumed  # {"stage distill": "resumed after epoch 2"}
     ```
     """
 
     def __init__(self):
         self.seconds = {}
+        self.resumed = {}
 
     def __call__(self, name):
         return _Timed(self.seconds, name)
+
+    def mark_resumed(self, name, why):
+        """Records that part `name` went on from a killed run's work (`why`)."""
+        self.resumed[name] = why
 
 
 class _Timed:

@@ -155,6 +155,7 @@ class SingleTaskRunner(Runner):
                 tokenizer=words.tokenizer if isinstance(words, StudentTextEncoder)
                 else tokenizer)
         report["seconds"] = dict(ctx.timers.seconds)
+        report["resumed"] = dict(ctx.timers.resumed)
         report = self.write_run_report(report, None if saved else student)
         # one copy of the student: the last stage's file names student.keras
         runner.point_at(len(stages) - 1, stages[-1], self.context.path(STUDENT_FILE))

@@ -142,8 +142,10 @@ class StageRunner:
         ctx.log.info("stage %s: %d epoch(s) x %d steps, terms: %s", stage.name,
                      epochs, steps, ", ".join(t.name for t in stage.terms))
         with ctx.timers(f"stage {stage.name}"):
-            self._fit(distiller, train_ds, fit_val_ds, callbacks, epochs, files,
-                      custom_metrics)
+            resumed = self._fit(distiller, train_ds, fit_val_ds, callbacks, epochs,
+                                files, custom_metrics)
+        if resumed:  # its seconds are the epochs after the kill's only
+            ctx.timers.mark_resumed(f"stage {stage.name}", f"resumed after epoch {resumed}")
         ctx.log.info("stage %s: done, %d optimizer steps", stage.name,
                      int(distiller.optimizer.iterations.numpy()))
         result = StageHistory(history.epoch_history(), history.steps,
@@ -259,19 +261,21 @@ class StageRunner:
     def _fit(self, distiller, train_ds, val_ds, callbacks, epochs, files, custom_metrics):
         """Trains the distiller: `Distiller.fit`, or `CustomLoopTrainer`
         where fit() cannot (`_needs_custom_loop`; `custom_metrics` its
-        metrics, None: the compiled ones)."""
+        metrics, None: the compiled ones). Returns the epochs a killed run
+        had finished when training resumed from its backup, else None."""
         cfg = self.context.config.training
         verbose = keras_verbosity(cfg.verbose)
         if self._needs_custom_loop():  # Keras 3 fit() cannot run this
-            CustomLoopTrainer(
+            trainer = CustomLoopTrainer(
                 distiller, strategy=self.context.strategy, jit_compile=cfg.jit_compile,
                 metrics=custom_metrics,
-            ).fit(
+            )
+            trainer.fit(
                 train_ds, validation_data=val_ds, epochs=epochs,
                 steps_per_epoch=cfg.steps_per_epoch, callbacks=callbacks,
                 backup_dir=files.backup, remove_backup=False, verbose=min(verbose, 1),
             )
-            return
+            return trainer.resumed_epoch
         distiller.fit(
             train_ds,
             validation_data=val_ds,
@@ -281,6 +285,8 @@ class StageRunner:
             verbose=verbose,
             shuffle=False,  # the dataset reshuffles itself every epoch
         )
+        backup = next((c for c in callbacks if isinstance(c, ResumableBackup)), None)
+        return backup.resumed_epoch if backup is not None else None
 
     def _store(self, stage, student, files, result, history, best):
         """Stores a finished stage (its history, terms, then the student's

@@ -81,6 +81,7 @@ class CustomLoopTrainer:
         self.optimizer = optimizer or getattr(distiller, "optimizer", None)
         if self.optimizer is None:
             raise KdplugError("CustomLoopTrainer needs an optimizer (or a compiled distiller)")
+        self.resumed_epoch = None  # set by `fit`: the epochs a killed run had finished
         self.variables = list(distiller.trainable_variables)
         if not self.variables:
             raise KdplugError("the distiller has no trainable weights")
@@ -134,11 +135,14 @@ class CustomLoopTrainer:
             remove_backup: False keeps `backup_dir` when `fit` returns, for
                 the caller to remove once it has stored what `fit` trained
                 (a kill in between then resumes at the last epoch).
+                `resumed_epoch` then holds the epochs a killed `fit` had
+                finished (None when training started at the first epoch).
             verbose: 0 silent, else a progress bar per epoch.
         """
         dist = self._distribute(dataset.repeat() if steps_per_epoch else dataset)
         iterator = iter(dist) if steps_per_epoch else None
         checkpoint, start = self._restore(backup_dir)
+        self.resumed_epoch = start or None
         batch_logs = bool(callbacks) or bool(verbose)
         callbacks = keras.callbacks.CallbackList(
             callbacks or [], add_history=False, add_progbar=bool(verbose),

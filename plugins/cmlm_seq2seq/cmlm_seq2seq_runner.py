@@ -465,6 +465,7 @@ class CmlmSeq2SeqRunner(Runner):
                          "length_penalty": mcfg.length_penalty
                          if mcfg.decoding == "beam" else 0.0},
             "seconds": dict(ctx.timers.seconds),
+            "resumed": dict(ctx.timers.resumed),
         }
 
 

@@ -288,6 +288,7 @@ class MultiTaskRunner(Runner):
             "history": history,
             "latency_runs": cfg.evaluation.latency_runs,
             "seconds": dict(self.context.timers.seconds),
+            "resumed": dict(self.context.timers.resumed),
         }
         if cfg.export:
             report["export"] = {"notes": [

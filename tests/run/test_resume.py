@@ -97,6 +97,11 @@ def test_killed_run_resumes_with_the_same_steps_and_metrics(tmp_path, kdplug_log
     assert not backup.exists()  # removed once the stage finished
     assert json.loads((run_dir / "metrics.json").read_text()) == json.loads(
         json.dumps(report))  # what the run returned is what it wrote
+    # its time is this process's share of the stage, and says so
+    assert report["resumed"] == {"stage distill": f"resumed after epoch {killed_after}"}
+    assert (f"- stage distill: {report['seconds']['stage distill']:.0f} s (resumed after "
+            f"epoch {killed_after}: this run's part only)") in (
+        run_dir / "summary.md").read_text()
     resumed_history = report["history"]["distill"]
     # The history recorded before the kill is kept: every epoch is reported.
     assert len(resumed_history["loss"]) == EPOCHS
@@ -112,6 +117,7 @@ def test_killed_run_resumes_with_the_same_steps_and_metrics(tmp_path, kdplug_log
     expected = Experiment(config).run()
     messages = kdplug_log()[resumed_messages:]
     history = expected["history"]["distill"]
+    assert expected["resumed"] == {}
     steps_per_epoch = 560 // 4  # 70% of 800 examples, batch 4
     assert optimizer_steps("\n".join(messages)) == EPOCHS * steps_per_epoch
     assert optimizer_steps(output) == EPOCHS * steps_per_epoch

@@ -110,7 +110,9 @@ def saved_epochs(monkeypatch):
 def test_resumes_from_backup_after_an_interruption(tmp_path, saved_epochs):
     train = testing.toy_dataset(48, 16, seed=3)
     distiller, optimizer = build(tf.distribute.get_strategy())
-    uninterrupted = CustomLoopTrainer(distiller, optimizer).fit(train, epochs=3)
+    trainer = CustomLoopTrainer(distiller, optimizer)
+    uninterrupted = trainer.fit(train, epochs=3)
+    assert trainer.resumed_epoch is None
     expected = student_weights(distiller)
 
     class Crash(keras.callbacks.Callback):
@@ -127,8 +129,9 @@ def test_resumes_from_backup_after_an_interruption(tmp_path, saved_epochs):
     assert saved_epochs == [1]
 
     distiller, optimizer = build(tf.distribute.get_strategy())  # a new process
-    resumed = CustomLoopTrainer(distiller, optimizer).fit(
-        train, epochs=3, backup_dir=backup)
+    trainer = CustomLoopTrainer(distiller, optimizer)
+    resumed = trainer.fit(train, epochs=3, backup_dir=backup)
+    assert trainer.resumed_epoch == 1  # what StageRunner reports as resumed
     assert len(resumed["loss"]) == 2  # epochs 2 and 3 only
     assert saved_epochs == [1, 2]  # none after epoch 3: training ended
     np.testing.assert_allclose(resumed["loss"], uninterrupted["loss"][1:], rtol=1e-5)
