@@ -671,6 +671,13 @@ def judgement(mle, points):
         return lines + ["The copy-the-source baseline is not known for these runs: "
                         "**the paper's claim is not judged** at this budget."]
     copy = mean_sd_cell(unique(copy_bleu.values()), 2)
+    if above and not judged:  # above copying, not established (inconclusive)
+        return lines + [
+            f"The MLE student is above copying the source "
+            f"({mean_sd_cell(mle_bleu.values(), 2)} against {copy} BLEU) but its lead "
+            f"is not established at {len(mle_bleu)} seed(s) (p {beats.p_cell()}): "
+            "**the paper's claim is not judged** until it is; the gains over the "
+            "MLE student are shown with their intervals."]
     if not judged:
         return lines + [
             f"**The MLE student does not beat copying the source** "
