@@ -41,7 +41,7 @@ Examples:
 import argparse
 import sys
 
-from kdplug.data.row_files import read_rows
+from kdplug.data import read_rows
 from kdplug.errors import DataError
 from kdplug_plugins.cmlm_seq2seq.punct_restore import write_tsv
 
@@ -101,7 +101,7 @@ def build_rows(path, tag_key="pos"):
 
     Args:
         path: the JSON-lines file (`data/movie_tokens.jsonl`), read by
-            `kdplug.data.row_files.read_rows` (its errors name the file and
+            `kdplug.data.read_rows` (its errors name the file and
             the line).
         tag_key: the list of per-word tags to write as the target.
     """
