@@ -103,6 +103,7 @@ from benchlib import save_results
 from benchlib import write_config
 from benchlib import write_marked_section
 from kdplug.errors import KdplugError
+from kdplug.evaluation.report import resumed_text
 from kdplug.run_files import METRICS
 
 # The default task's config (`--config`): its results keep keys without a
@@ -732,7 +733,7 @@ def teacher_text(entries, every_entry):
                  + f" (gold among the top {soft['top_k']}: "
                  + ", ".join(f"{names.get(k, k)} {v:.3f}" for k, v in recall.items()) + ")")
     resumed = cost.get("teacher_finetune_resumed_at_epoch")
-    share = (f" (resumed after epoch {resumed} of a killed run: this run's part only)"
+    share = (f" ({resumed_text(resumed)} of a killed run: this run's part only)"
              if resumed else "")
     return (text + f". C-MLM fine-tuning {(cost['teacher_finetune_s'] or 0):.0f} s{share}; soft "
             f"labels ({soft['passes']} passes, top {soft['top_k']}) "

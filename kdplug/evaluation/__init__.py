@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # they need TensorFlow: loaded on first use (`lazy_exports`)
     from kdplug.evaluation.report import history_lines
     from kdplug.evaluation.report import plot_lines
     from kdplug.evaluation.report import resumed_parts
+    from kdplug.evaluation.report import resumed_text
     from kdplug.evaluation.report import time_lines
     from kdplug.evaluation.report import write_report
     from kdplug.evaluation.span_decoding import SpanAnswer

@@ -127,13 +127,22 @@ def resumed_parts(report):
     parts = dict(report.get("resumed") or {})
     epoch = ((report.get("teacher") or {}).get("finetune") or {}).get("resumed_at_epoch")
     if epoch:
-        parts["teacher fine-tuning"] = f"resumed after epoch {epoch}"
+        parts["teacher fine-tuning"] = resumed_text(epoch)
     cache = report.get("teacher_output_cache") or {}
     if cache.get("computed") and cache.get("reused"):
         shards = len(cache["computed"]) + len(cache["reused"])
         parts["teacher outputs"] = (f"{len(cache['reused'])} of {shards} shards "
                                     "written by an earlier run")
     return parts
+
+
+def resumed_text(epoch):
+    """How a part that went on from a killed run's epoch backup is named.
+
+    >>> resumed_text(2)
+    'resumed after epoch 2'
+    """
+    return f"resumed after epoch {epoch}"
 
 
 def time_lines(report):

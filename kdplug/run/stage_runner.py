@@ -12,6 +12,7 @@ from kdplug.data.batch_mix import BatchMix
 from kdplug.data.masking import needs_masking
 from kdplug.data.masking import stage_dataset
 from kdplug.errors import ConfigError
+from kdplug.evaluation.report import resumed_text
 from kdplug.run.run_folder import ways_out
 from kdplug.run_files import BACKUP
 from kdplug.run_files import STAGE_BEST
@@ -145,7 +146,7 @@ class StageRunner:
             resumed = self._fit(distiller, train_ds, fit_val_ds, callbacks, epochs,
                                 files, custom_metrics)
         if resumed:  # its seconds are the epochs after the kill's only
-            ctx.timers.mark_resumed(f"stage {stage.name}", f"resumed after epoch {resumed}")
+            ctx.timers.mark_resumed(f"stage {stage.name}", resumed_text(resumed))
         ctx.log.info("stage %s: done, %d optimizer steps", stage.name,
                      int(distiller.optimizer.iterations.numpy()))
         result = StageHistory(history.epoch_history(), history.steps,
