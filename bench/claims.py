@@ -144,17 +144,18 @@ class ClaimRow:
     domains: tuple = None
 
     def estimate_s(self, domain, args, results=None):
-        """Seconds one seed of this row takes: the mean wall time of its
+        """Seconds one seed of this row takes: the median wall time of its
         finished seeds in `results` (run whole, at the same budget; not for
-        the teacher, whose stored time may be a cache hit); without one in
-        `domain`, another domain's mean scaled by the two domains' steps
+        the teacher, whose stored time may be a cache hit; the median, as one
+        seed run beside other work can take several times the others');
+        without one in `domain`, another domain's median scaled by the two domains' steps
         per epoch; else a model of steps times a step's cost on 2 CPU
         cores."""
         steps = DOMAINS[domain]["steps"]
         for other in [domain, *(d for d in DOMAINS if d != domain)]:
             measured = self.measured_s(other, args, results)
             if measured:
-                return sum(measured) / len(measured) * steps / DOMAINS[other]["steps"]
+                return statistics.median(measured) * steps / DOMAINS[other]["steps"]
         epochs = EPOCH_FACTOR
         if self.kind == "teacher":
             return 75 + steps * args.teacher_epochs * 0.9 * 1.44
@@ -613,7 +614,7 @@ def write_markdown(path, section):
 
 def estimates_text(args, results=None):
     lines = [f"Estimated wall time per row and seed on 2 CPU cores (at most "
-             f"{args.epochs} epochs, early stopping): the mean of the row's "
+             f"{args.epochs} epochs, early stopping): the median of the row's "
              "measured seeds in `results` (another domain's, scaled by the steps "
              f"per epoch, where this one has none), else modelled (~{EPOCH_FACTOR} "
              "epochs run on average):", ""]
