@@ -109,6 +109,8 @@ def test_render_means_gains_and_costs_by_hand():
     # MLE 40, 41, 42 against copying's 10: +31 (SE 1 / sqrt(3)), reproduced
     assert ("| MLE student > copying the source | +30.00, +31.00, +32.00 | > 0 BLEU | "
             "+31.00 BLEU [+29.31, +32.69] | <0.001 |") in text
+    assert "paired, 3 seeds (df 2), no test-set term | **established** |" in text
+    assert "Verdicts (`bench/verdicts.py`, which states every rule)" in text  # the legend
     assert "The MLE student beats copying the source (41.00 against 10.00 BLEU)" in text
     # paired t on the gains, though the two rows' spreads overlap (42.67 -
     # 0.76 < 41.00 + 1.00): SE 0.29 / sqrt(3) = 0.167, t = 10.0, 2 df,
@@ -205,7 +207,7 @@ def test_a_budget_whose_mle_student_does_not_beat_copying_judges_nothing():
     text = seq2seq.render(results)
     assert "| copy the source (no model) | – | – | 70.00 | 0.00% |" in text
     assert ("| MLE student > copying the source | -31.00, -30.00, -30.50 | > 0 BLEU | "
-            "-30.50 BLEU") in text and "| **not reproduced** |" in text
+            "-30.50 BLEU") in text and "| **ruled out** |" in text
     assert ("| C-MLM distillation (T 10, alpha 0.5) > MLE | -18.00, -20.00, -17.50 | "
             "> 0 BLEU | -18.50 BLEU [") in text
     assert text.count("**not judged**") == 1 and "**reproduced**" not in text
