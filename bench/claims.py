@@ -148,9 +148,9 @@ class ClaimRow:
         finished seeds in `results` (run whole, at the same budget; not for
         the teacher, whose stored time may be a cache hit; the median, as one
         seed run beside other work can take several times the others');
-        without one in `domain`, another domain's median scaled by the two domains' steps
-        per epoch; else a model of steps times a step's cost on 2 CPU
-        cores."""
+        without one in `domain`, another domain's median scaled by the two
+        domains' steps per epoch; else a model of steps times a step's cost
+        on 2 CPU cores."""
         steps = DOMAINS[domain]["steps"]
         for other in [domain, *(d for d in DOMAINS if d != domain)]:
             measured = self.measured_s(other, args, results)

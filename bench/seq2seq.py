@@ -440,7 +440,9 @@ def render(results, smoke=False, copy_source=None):
               "paper's claim. Rows (T, alpha) of one budget share its MLE student "
               "(it depends on neither: trained once per seed, every distilled row "
               "paired with it).", "",
-              verdicts.rule_text() + " The first row of each verdict table is that "
+              verdicts.rule_text() + " BLEU is a corpus score with no per-sentence "
+              "variance here, so these rows have no test-set term (their test column "
+              "says so): the seeds' spread alone. The first row of each verdict table is that "
               "floor, a precondition rather than a claim of the paper: *established* "
               "where the bounds lie above copying, *ruled out* where they lie below.",
               ""]

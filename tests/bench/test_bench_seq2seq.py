@@ -111,6 +111,7 @@ def test_render_means_gains_and_costs_by_hand():
             "+31.00 BLEU [+29.31, +32.69] | <0.001 |") in text
     assert "paired, 3 seeds (df 2), no test-set term | **established** |" in text
     assert "Verdicts (`bench/verdicts.py`, which states every rule)" in text  # the legend
+    assert "so these rows have no test-set term" in text
     assert "The MLE student beats copying the source (41.00 against 10.00 BLEU)" in text
     # paired t on the gains, though the two rows' spreads overlap (42.67 -
     # 0.76 < 41.00 + 1.00): SE 0.29 / sqrt(3) = 0.167, t = 10.0, 2 df,
