@@ -737,11 +737,33 @@ def job(domain, row, seed, args, results, smoke=None):
                                                  run_dir),
         describe=lambda e: describe(row, e),
         keep=lambda stored: (stored.get("budget") == budget(row, args)
-                             and bool(stored.get("smoke")) == bool(args.smoke)),
+                             and bool(stored.get("smoke")) == bool(args.smoke)
+                             and (row.kind != "teacher"
+                                  or teacher_is_current(stored, results, domain))),
         failure={"row": row.id, "seed": seed, "domain": domain,
                  "smoke": bool(args.smoke)},
         prepare=lambda: prepare_run_dir(run_dir, write_config(doc, path)),
         estimate_s=None if args.smoke else row.estimate_s(domain, args, results))
+
+
+def teacher_is_current(stored, results, domain):
+    """Whether a stored teacher row measured the teacher the domain's
+    students report (`teacher_accuracy`). Students read the teacher from
+    the cache; when the cache is gone the next student fine-tunes it again,
+    and a refit can differ from the measured teacher (a resumed fit does not
+    repeat an uninterrupted one), so the row is measured again from the
+    teacher the students now use.
+
+    Args:
+        stored: the stored teacher row.
+        results: the campaign's results.
+        domain: the domain.
+    """
+    reported = {round(e["teacher_accuracy"], 6)
+                for rid, entries in entries_by_row(results, domain, stored.get("smoke")).items()
+                if rid not in ("teacher", "mtdnn") for e in entries
+                if e.get("teacher_accuracy") is not None}
+    return reported <= {round(stored["accuracy"], 6)}
 
 
 def describe(row, entry):

@@ -345,3 +345,39 @@ def test_render_gives_mtdnn_its_own_table_and_both_domains_a_verdict():
     assert tweets[:3] == ["tweets", "≥ 50%", "67% [-∞, ∞]; tweet_sentiment accuracy: "
                           "ensemble 0.9000, multi-task 0.8700, distilled 0.8900"]
     assert movie[-1] == tweets[-1] == "**inconclusive** |"
+
+
+def test_a_teacher_row_is_measured_again_when_students_report_another_teacher():
+    teacher = dict(entry("teacher", 0, 0.8538), teacher_accuracy=0.8538)
+    results = {"results": {"movie/teacher/seed0": teacher}}
+    assert claims.teacher_is_current(teacher, results, "movie")  # no student yet
+    results["results"]["movie/ft/seed0"] = dict(entry("ft", 0, 0.86), teacher_accuracy=0.8538)
+    results["results"]["tweets/ft/seed0"] = entry("ft", 0, 0.92, domain="tweets")  # 0.86
+    assert claims.teacher_is_current(teacher, results, "movie")
+    # the cache was lost and the next student fine-tuned a different teacher
+    results["results"]["movie/kd/seed0"] = dict(entry("kd", 0, 0.87), teacher_accuracy=0.866)
+    assert not claims.teacher_is_current(teacher, results, "movie")
+    args = options(domains=["movie"], rows=claims.select_rows("ft,kd"), force=False,
+                   config_dir="/tmp/runs/claims-configs", timeout=None)
+    row = claims.ROW_BY_ID["teacher"]
+    job = claims.job("movie", row, 0, args, results)
+    assert not job.keep(dict(teacher, budget=claims.budget(row, args)))
+    del results["results"]["movie/kd/seed0"]
+    assert job.keep(dict(teacher, budget=claims.budget(row, args)))
+
+
+def test_stored_students_report_their_domains_stored_teacher():
+    """bench/results/claims.json: every single-task row of a domain was
+    distilled from the teacher its `teacher` row measured."""
+    results = claims.load_results(os.path.join(ROOT, "bench", "results", "claims.json"))
+    for domain in claims.DOMAINS:
+        rows = claims.entries_by_row(results, domain)
+        if "teacher" not in rows:
+            continue
+        teacher = rows["teacher"][0]["accuracy"]
+        for row_id, entries in rows.items():
+            if row_id == "mtdnn":
+                continue
+            for e in entries:
+                assert e["teacher_accuracy"] == pytest.approx(teacher, abs=1e-6), (
+                    f"{domain}/{row_id}/seed{e['seed']}")
