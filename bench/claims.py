@@ -180,13 +180,24 @@ class ClaimRow:
 
     def measured_s(self, domain, args, results):
         """Wall times of this row's whole seeds in `domain` at `args`' budget
-        (none for the teacher: a stored one may be a cache hit)."""
+        (none for the teacher: a stored one may be a cache hit), less a
+        teacher fine-tuning a seed did itself (its cache was gone: the
+        teacher row's cost, paid once)."""
         if self.kind == "teacher":
             return []
-        return [e["wall_s"] for key, e in ((results or {}).get("results") or {}).items()
+        return [e["wall_s"] - own_teacher_s(e)
+                for key, e in ((results or {}).get("results") or {}).items()
                 if key.startswith(f"{domain}/{self.id}/") and "error" not in e
                 and not e.get("resumed") and e.get("wall_s")
                 and e.get("budget") == budget(self, args)]
+
+
+def own_teacher_s(entry):
+    """Seconds a stored row spent fine-tuning the teacher itself (0 when it
+    read the cached teacher)."""
+    if (entry.get("teacher_finetune") or {}).get("cached", True):
+        return 0.0
+    return (entry.get("seconds") or {}).get("teacher fine-tuning", 0.0)
 
 
 EVERY_OTHER = {"kind": "truncated", "layers": "every_other", "init": "pretrained"}

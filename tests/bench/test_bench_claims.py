@@ -236,6 +236,14 @@ def test_estimates_read_the_rows_measured_seeds():
         "tweets/kd/seed0": {**done, "wall_s": 50.0},
         "movie/kd_x/seed0": {**done, "wall_s": 5.0}}}
     assert row.estimate_s("movie", args, results) == 650.0  # the median
+    # a seed that fine-tuned the teacher itself (a lost cache) counts without it
+    results["results"]["movie/kd/seed1"].update(
+        wall_s=1300.0, seconds={"teacher fine-tuning": 600.0},
+        teacher_finetune={"cached": False})
+    assert row.estimate_s("movie", args, results) == 650.0
+    results["results"]["movie/kd/seed1"]["teacher_finetune"]["cached"] = True
+    assert row.estimate_s("movie", args, results) == 950.0  # a cache hit: all its own
+    results["results"]["movie/kd/seed1"].update(wall_s=700.0)
     assert row.estimate_s("tweets", args, results) == 50.0  # its own seed first
     # no tweets seed: movie's median, scaled by the steps per epoch
     del results["results"]["tweets/kd/seed0"]
