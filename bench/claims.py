@@ -486,11 +486,17 @@ def claim_verdict(claim, by_domain, domain):
                             correct=(correct(claim.better), correct(claim.worse)))
 
 
+def single_task_entries(rows):
+    """The entries of a domain's student rows that learn from its teacher
+    (not the teacher row, not the MT-DNN row with teachers of its own)."""
+    return [e for rid, entries in rows.items() if rid not in ("teacher", "mtdnn")
+            for e in entries]
+
+
 def teacher_accuracy(rows):
     """The domain's teacher accuracy: its `teacher` row, else the one the
     single-task rows report (the MT-DNN row has teachers of its own)."""
-    entries = rows.get("teacher") or [e for rid, es in rows.items()
-                                       if rid != "mtdnn" for e in es]
+    entries = rows.get("teacher") or single_task_entries(rows)
     key = "accuracy" if "teacher" in rows else "teacher_accuracy"
     return statistics.fmean(e[key] for e in entries) if entries else None
 
@@ -770,9 +776,8 @@ def teacher_is_current(stored, results, domain):
         results: the campaign's results.
         domain: the domain.
     """
-    reported = {round(e["teacher_accuracy"], 6)
-                for rid, entries in entries_by_row(results, domain, stored.get("smoke")).items()
-                if rid not in ("teacher", "mtdnn") for e in entries
+    rows = entries_by_row(results, domain, stored.get("smoke"))
+    reported = {round(e["teacher_accuracy"], 6) for e in single_task_entries(rows)
                 if e.get("teacher_accuracy") is not None}
     return reported <= {round(stored["accuracy"], 6)}
 
