@@ -328,15 +328,39 @@ class Scale:
     unit: str = " points"
     signed: bool = True
 
-    def __call__(self, value, unit=True, signed=None):
+    def __call__(self, value, unit=True, signed=None, digits=None):
         if value is None:
             return "–"
         sign = "+" if (self.signed if signed is None else signed) else ""
         if math.isinf(value):
             text = sign + "∞" if value > 0 else "-∞"
         else:
-            text = f"{self.factor * value:{sign}.{self.digits}f}"
+            text = f"{self.factor * value:{sign}.{self.digits if digits is None else digits}f}"
         return text + (self.unit if unit else "")
+
+    def apart(self, value, reference, unit=True, signed=None):
+        """`value` written so that it does not read as `reference` when the
+        two differ (`digits_apart`): a confidence bound of 97.008% beside a
+        claim's 97% reads 97.01%, not 97.0%."""
+        if value is None or reference is None or math.isinf(value):
+            return self(value, unit, signed)
+        digits = digits_apart(lambda v, d: self(v, False, False, d), value, reference,
+                              self.digits)
+        return self(value, unit, signed, digits)
+
+
+def digits_apart(write, value, reference, digits, most=3):
+    """The fewest digits from `digits` (at most `most` more) at which
+    `write(value, digits)` differs from `write(reference, digits)`, so a
+    number just past a threshold never prints as the threshold itself.
+
+    >>> digits_apart(lambda v, d: f"{v:.{d}f}", 0.0495, 0.05, 3)
+    4
+    """
+    for extra in range(most + 1):
+        if value == reference or write(value, digits + extra) != write(reference, digits + extra):
+            return digits + extra
+    return digits + most
 
 
 POINTS = Scale()
@@ -363,12 +387,15 @@ class Verdict:
     note: str = ""
     scale: Scale = POINTS
     bound: str = ""
+    threshold: float = None  # the claim's bound as a number, in the effect's units
 
     def effect_cell(self):
         """`+1.10 points [-3.36, +5.56]`, then the note."""
         text = self.scale(self.effect)
         if self.low is not None:
-            text += f" [{self.scale(self.low, False)}, {self.scale(self.high, False)}]"
+            low, high = (self.scale.apart(v, self.threshold, False)
+                         for v in (self.low, self.high))
+            text += f" [{low}, {high}]"
         elif self.effect is not None and self.result == "pending":
             text += " so far"
         return "; ".join(t for t in (text, self.note) if t and t != "–") or "–"
@@ -376,7 +403,11 @@ class Verdict:
     def p_cell(self):
         if self.p is None:
             return "–"
-        return "<0.001" if self.p < 0.001 else ">0.999" if self.p > 0.999 else f"{self.p:.3f}"
+        if self.p < 0.001 or self.p > 0.999:
+            return "<0.001" if self.p < 0.001 else ">0.999"
+        cut = ALPHA if self.p < 0.5 else 1.0 - ALPHA  # never print 0.0497 as 0.050
+        digits = digits_apart(lambda v, d: f"{v:.{d}f}", self.p, cut, 3)
+        return f"{self.p:.{digits}f}"
 
     def mde_cell(self):
         return self.scale(self.mde, signed=False)
@@ -442,7 +473,7 @@ def judge(estimate, bound, above, scale, bound_text, n_test, note="", by_sentenc
     test = (f"{estimate.design}, {estimate.seeds} (df {df:.3g})"
             + (test_term if n_test else ", no test-set term"))
     return Verdict(outcome(p), float(estimate.effect), low, high, p, estimate.mde(),
-                   test, note, scale, bound_text)
+                   test, note, scale, bound_text, bound)
 
 
 def pending(counts, effect=None, scale=POINTS, bound="", note=""):
@@ -586,7 +617,7 @@ def kept_share(runs, share=KEPT_SHARE, n_test=None, task=None):
                        scale=SHARE, bound=bound)
     at = lambda theta: contrast(kd, mt, ens, theta, n_test, metric)  # noqa: E731
     verdict = judge(at(share), 0.0, True, SHARE, bound, n_test, note)
-    verdict.effect = effect
+    verdict.effect, verdict.threshold = effect, share
     verdict.low, verdict.high = (_fieller_bound(at, effect, d) for d in (-1, 1))
     verdict.mde /= gain
     return verdict

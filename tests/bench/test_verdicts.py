@@ -172,6 +172,23 @@ def test_one_sample_bounds():
     assert gain.result == "not reproduced" and gain.effect_cell().startswith("-19.17 BLEU")
 
 
+def test_cells_never_print_a_number_as_the_threshold_it_just_passes():
+    # p 0.0495 is below alpha: 3 decimals would print it as 0.050
+    assert verdicts.Verdict("reproduced", p=0.0495).p_cell() == "0.0495"
+    assert verdicts.Verdict("not reproduced", p=0.9504).p_cell() == "0.9504"
+    assert verdicts.Verdict("inconclusive", p=0.1234).p_cell() == "0.123"
+    assert verdicts.Verdict("reproduced", p=0.05).p_cell() == "0.050"
+    # a lower bound of 97.008% beside the claim's 97%: one more digit
+    ratio = verdicts.Verdict("reproduced", 0.999, 0.97008, 1.0288, 0.0495,
+                             scale=verdicts.PERCENT, threshold=0.97)
+    assert ratio.effect_cell() == "99.9% [97.01, 102.9]"
+    # no threshold, or one the bounds read apart from: the scale's digits
+    assert verdicts.Verdict("reproduced", 0.999, 0.97008, 1.0288, 0.0495,
+                            scale=verdicts.PERCENT).effect_cell() == "99.9% [97.0, 102.9]"
+    assert verdicts.Verdict("inconclusive", 0.0042, -0.0023, 0.0108, 0.128,
+                            threshold=0.0).effect_cell() == "+0.42 points [-0.23, +1.08]"
+
+
 def mtdnn_runs(ensemble, plain, distilled, metric="accuracy"):
     return {s: {"metric": metric, "ensemble": e, "multi_task": p, "multi_task_kd": d}
             for s, (e, p, d) in enumerate(zip(ensemble, plain, distilled))}
