@@ -403,8 +403,10 @@ class Verdict:
     def p_cell(self):
         if self.p is None:
             return "–"
-        if self.p < 0.001 or self.p > 0.999:
-            return "<0.001" if self.p < 0.001 else ">0.999"
+        if self.p < 0.001:
+            return "<0.001"
+        if self.p > 0.999:
+            return ">0.999"
         cut = ALPHA if self.p < 0.5 else 1.0 - ALPHA  # never print 0.0497 as 0.050
         digits = digits_apart(lambda v, d: f"{v:.{d}f}", self.p, cut, 3)
         return f"{self.p:.{digits}f}"
