@@ -221,6 +221,36 @@ def test_campaign_order_is_seed_by_seed_after_the_teacher():
         claims.select_rows("kdd")
 
 
+def test_plan_gives_a_claims_rows_the_seeds_its_power_asks_for():
+    assert claims.DOMAINS["movie"]["claim_seeds"] == {"kd_beats_ft": 10}
+    assert claims.plan_seeds("ft", "movie") == claims.plan_seeds("kd", "movie") == list(
+        range(10))
+    assert claims.plan_seeds("pkd_last", "movie") == [0, 1, 2, 3, 4]
+    assert claims.plan_seeds("kd", "tweets") == [0, 1, 2]
+    args = options(domains=["movie"], seed_lists={}, rows=claims.select_rows("core"))
+    order = [(r.id, s) for _, r, s in claims.todo_list(args)]
+    assert order[:5] == [("teacher", 0), ("ft", 0), ("kd", 0), ("pkd_last", 0),
+                         ("pkd_skip", 0)]
+    assert order[20:] == [("pkd_skip", 4), ("ft", 5), ("kd", 5), ("ft", 6), ("kd", 6),
+                          ("ft", 7), ("kd", 7), ("ft", 8), ("kd", 8), ("ft", 9),
+                          ("kd", 9)]
+    explicit = options(domains=["movie"], seed_lists={"movie": [7]},
+                       rows=claims.select_rows("ft,pkd_last"))
+    assert [(r.id, s) for _, r, s in claims.todo_list(explicit)][1:] == [
+        ("ft", 7), ("pkd_last", 7)]  # --seeds: every row, the plan aside
+    plan = ("movie_snippets seeds 0-4, 0-9 for `kd` and `ft` (KD beats fine-tuning the "
+            "same student: its power asks for more); tweets seeds 0-2")
+    assert "The plan: " + plan in claims.render({"results": {}})
+    text = claims.estimates_text(options(seed_lists={}), {"results": {}})
+    per_seed = {d: sum(r.estimate_s(d, args) for r in claims.ROWS
+                       if r.runs_in(d) and r.kind != "teacher") for d in claims.DOMAINS}
+    extra = sum(claims.ROW_BY_ID[r].estimate_s("movie", args) for r in ("ft", "kd"))
+    assert (f"seeds 0-4, 0-9 for `kd` and `ft` (KD beats fine-tuning the same student: "
+            f"its power asks for more): ~{(5 * per_seed['movie'] + 5 * extra) / 3600:.1f} h"
+            ) in text
+    assert f"seeds 0-2: ~{3 * per_seed['tweets'] / 3600:.1f} h" in text
+
+
 def test_estimates_read_the_rows_measured_seeds():
     args = options()
     row = claims.ROW_BY_ID["kd"]
