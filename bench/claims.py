@@ -630,8 +630,8 @@ def _kept(row, entry):
 
 
 def plan_text(domain):
-    """The plan's seeds in `domain`, in words: "0-4, 0-9 for the rows of
-    <claim> (its power asks for more)"."""
+    """The plan's seeds in `domain`, in words: "0-4, 0-9 for `kd` and `ft`
+    (<claim's text>: its power asks for more)"."""
     info = DOMAINS[domain]
     text = f"0-{info['seeds'] - 1}"
     for claim_id, n in info.get("claim_seeds", {}).items():
